@@ -1,0 +1,96 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import ClientPgLite from 'knex-pglite';
+import { migrationSource } from './migrations/index.js';
+import { APP_ROLE, ensureAppRole } from './migrations/security.js';
+
+/** How to reach the database. @public */
+export interface StoreOptions {
+  /** postgres://… selects PostgreSQL; unset selects embedded PGlite. */
+  databaseUrl?: string | undefined;
+  /** PGlite files go in `<dataDir>/db`; ignored for PostgreSQL. */
+  dataDir?: string | undefined;
+  /** PGlite in memory (tests). */
+  memory?: boolean;
+  /** PostgreSQL schema to work in (tests isolate themselves this way); default `public`. */
+  schema?: string | undefined;
+  /** Pool size for PostgreSQL; default 10. */
+  poolMax?: number;
+}
+
+/** A transaction whose queries run as the app role with `app.tenant` set. @public */
+export type TenantTx = Knex.Transaction;
+
+/**
+ * The database: PostgreSQL through pg, or PGlite in-process. Application queries go through
+ * {@link Store.withTenant}, so row-level security scopes them even when a `where tenant = ?`
+ * is forgotten.
+ * @public
+ */
+export class Store {
+  private constructor(
+    readonly knex: Knex,
+    readonly dialect: 'postgres' | 'pglite',
+    readonly schema: string,
+  ) {}
+
+  static open(opts: StoreOptions = {}): Store {
+    const schema = opts.schema ?? 'public';
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`schema '${schema}' must be a plain lower-case identifier`);
+    if (opts.databaseUrl) {
+      const knex = knexFactory({
+        client: 'pg',
+        connection: { connectionString: opts.databaseUrl, connectionTimeoutMillis: 3000 },
+        searchPath: [schema],
+        pool: { min: 0, max: opts.poolMax ?? 10 },
+        acquireConnectionTimeout: 5000,
+      });
+      return new Store(knex, 'postgres', schema);
+    }
+    let connection: Knex.StaticConnectionConfig = {} as Knex.StaticConnectionConfig;
+    if (!opts.memory) {
+      const dir = path.join(opts.dataDir ?? './data', 'db');
+      mkdirSync(dir, { recursive: true });
+      connection = { filename: dir } as Knex.StaticConnectionConfig;
+    }
+    const knex = knexFactory({ client: ClientPgLite as unknown as typeof knexFactory.Client, dialect: 'postgres', connection });
+    return new Store(knex, 'pglite', 'public');
+  }
+
+  /** Brings the schema up to date. Safe to run at every start and from several processes. */
+  async migrate(): Promise<void> {
+    if (this.schema !== 'public') await this.knex.raw('CREATE SCHEMA IF NOT EXISTS ??', [this.schema]);
+    // One migrator at a time across processes; knex's own lock table covers the rest.
+    await this.knex.transaction(async (trx) => {
+      await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`understudy-migrate:${this.schema}`]);
+      await ensureAppRole(trx);
+    });
+    await this.knex.migrate.latest({ migrationSource, schemaName: this.schema === 'public' ? undefined : this.schema });
+  }
+
+  /** Runs `fn` in a transaction as the app role with `app.tenant` = `tenant`. */
+  async withTenant<T>(tenant: string, fn: (trx: TenantTx) => Promise<T>): Promise<T> {
+    return this.knex.transaction(async (trx) => {
+      await trx.raw(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.tenant', ?, true)`, [tenant]);
+      return fn(trx);
+    });
+  }
+
+  /** Resolves when the database answers a trivial query within `timeoutMs`. */
+  async ping(timeoutMs = 2000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`database did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.knex.raw('SELECT 1'), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.knex.destroy();
+  }
+}

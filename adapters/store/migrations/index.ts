@@ -1,0 +1,17 @@
+import type { Knex } from 'knex';
+import * as m001 from './001-platform.js';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/** Every migration in order. Adding one: write NNN-name.ts and list it here. */
+const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [['001-platform', m001]];
+
+/** A knex migration source over the list above, so migrations need no directory scan. */
+export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
+  getMigrations: async () => [...MIGRATIONS],
+  getMigrationName: (m) => m[0],
+  getMigration: async (m) => m[1],
+};

@@ -1,0 +1,167 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import path from 'node:path';
+import { AppError } from './errors.js';
+
+/** Process settings, read once from the environment at start. @public */
+export interface ProcessConfig {
+  host: string;
+  port: number;
+  agentPort: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  licenseKey: string | undefined;
+  licensePublicKey: string | undefined;
+  bootstrapApiKey: string | undefined;
+  plugins: string[];
+  trustProxy: boolean;
+  allowLocalReplay: boolean;
+  webhookMaxBytes: number;
+  logLevel: string;
+  workers: number;
+  /** How often the background health refresher probes dependencies, in ms. */
+  healthRefreshMs: number;
+}
+
+/** One environment variable the service reads, with its default and meaning (the README table is built from this). @public */
+export interface EnvVar {
+  name: string;
+  default: string;
+  meaning: string;
+}
+
+/** Every environment variable, in one place. @public */
+export const ENV_VARS: readonly EnvVar[] = [
+  { name: 'HOST', default: '127.0.0.1', meaning: 'Bind address of both listeners.' },
+  { name: 'PORT', default: '8000', meaning: 'Control-plane API port.' },
+  { name: 'AGENT_PORT', default: '8080', meaning: 'Agent (data plane) port.' },
+  { name: 'DATABASE_URL', default: '(unset: embedded PGlite)', meaning: 'postgres://… selects PostgreSQL.' },
+  { name: 'SERVICE_DATA_DIR', default: './data', meaning: 'Data volume: PGlite files, traffic and webhook JSONL, adapters.' },
+  { name: 'SERVICE_LICENSE_KEY', default: '(unset: tenant default, tier free)', meaning: 'Signed licence carrying tenant, tier and expiry.' },
+  { name: 'SERVICE_LICENSE_PUBLIC_KEY', default: '(unset)', meaning: 'Ed25519 public key (PEM, or a path to a PEM file) that verifies the licence.' },
+  { name: 'SERVICE_BOOTSTRAP_API_KEY', default: '(unset)', meaning: 'A usk_… key registered at start if not yet known.' },
+  { name: 'SERVICE_PLUGINS', default: '(unset)', meaning: 'Comma-separated npm package names or paths of external plugins.' },
+  { name: 'SERVICE_TRUST_PROXY', default: '0', meaning: '1 = take the client IP from X-Forwarded-For (rate limits).' },
+  { name: 'SERVICE_ALLOW_LOCAL_REPLAY', default: '0', meaning: '1 = webhook replay may target loopback and private addresses.' },
+  { name: 'SERVICE_WEBHOOK_MAX_BYTES', default: '26214400', meaning: 'Largest webhook body the agent captures (25 MiB).' },
+  { name: 'SERVICE_WORKERS', default: '(number of cores)', meaning: 'Size of the worker pool for CPU-heavy pipeline stages.' },
+  { name: 'LOG_LEVEL', default: 'info', meaning: 'pino log level (fatal, error, warn, info, debug, trace, silent).' },
+];
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${name}=${raw} is not a whole number from ${min} to ${max}. Fix the variable or unset it.`);
+  }
+  return n;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  return raw === '1' || raw === 'true' || raw === 'yes';
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/**
+ * Reads and validates process settings. Throws an Error whose message says which variable is
+ * wrong and how to fix it.
+ * @public
+ */
+export function loadProcessConfig(env: NodeJS.ProcessEnv = process.env): ProcessConfig {
+  return {
+    host: nonEmpty(env.HOST) ?? '127.0.0.1',
+    port: intFrom(env, 'PORT', 8000, 0, 65535),
+    agentPort: intFrom(env, 'AGENT_PORT', 8080, 0, 65535),
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+    dataDir: path.resolve(nonEmpty(env.SERVICE_DATA_DIR) ?? './data'),
+    licenseKey: nonEmpty(env.SERVICE_LICENSE_KEY),
+    licensePublicKey: nonEmpty(env.SERVICE_LICENSE_PUBLIC_KEY),
+    bootstrapApiKey: nonEmpty(env.SERVICE_BOOTSTRAP_API_KEY),
+    plugins: (env.SERVICE_PLUGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    trustProxy: flag(env, 'SERVICE_TRUST_PROXY'),
+    allowLocalReplay: flag(env, 'SERVICE_ALLOW_LOCAL_REPLAY'),
+    webhookMaxBytes: intFrom(env, 'SERVICE_WEBHOOK_MAX_BYTES', 25 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+    logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
+    workers: intFrom(env, 'SERVICE_WORKERS', 0, 0, 256),
+    healthRefreshMs: intFrom(env, 'SERVICE_HEALTH_REFRESH_MS', 5000, 100, 600000),
+  };
+}
+
+/** A tenant-overridable setting: its schema, default and meaning. @public */
+export interface TenantSetting<S extends TSchema = TSchema> {
+  schema: S;
+  default: Static<S>;
+  description: string;
+}
+
+/**
+ * Settings a tenant may override with `PUT /config/{key}`. `GET /config` answers these defaults
+ * merged with the tenant's overrides.
+ * @public
+ */
+export const TENANT_SETTINGS = {
+  require_scrubbing: {
+    schema: Type.Boolean(),
+    default: false,
+    description: 'When true, unscrubbed export is refused with 409 scrubbing_required.',
+  },
+  traffic_retention_days: {
+    schema: Type.Integer({ minimum: 1, maximum: 3650 }),
+    default: 30,
+    description: 'Days recorded traffic is kept in the database.',
+  },
+  record_max_body_bytes: {
+    schema: Type.Integer({ minimum: 0, maximum: 100 * 1024 * 1024 }),
+    default: 20 * 1024 * 1024,
+    description: 'Largest request or response body the agent records byte-exact.',
+  },
+  mock_latency_ms: {
+    schema: Type.Integer({ minimum: 0, maximum: 60000 }),
+    default: 0,
+    description: 'Delay the agent adds before answering from the mock library.',
+  },
+  scrub_rules: {
+    schema: Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.Unknown()),
+    default: {},
+    description: 'Per-service PII and credential scrub rules, keyed by service id.',
+  },
+} satisfies Record<string, TenantSetting>;
+
+/** The name of a tenant-overridable setting. @public */
+export type TenantSettingKey = keyof typeof TENANT_SETTINGS;
+
+/** True when `key` names a tenant setting. @public */
+export function isTenantSettingKey(key: string): key is TenantSettingKey {
+  return Object.hasOwn(TENANT_SETTINGS, key);
+}
+
+/**
+ * Checks a value for a tenant setting and returns it, or throws 422 `validation_error` naming
+ * the key and what is wrong.
+ * @public
+ */
+export function validateTenantSetting(key: string, value: unknown): unknown {
+  if (!isTenantSettingKey(key)) {
+    throw new AppError('validation_error', `unknown config key '${key}'; known keys: ${Object.keys(TENANT_SETTINGS).join(', ')}`);
+  }
+  const setting: TenantSetting = TENANT_SETTINGS[key];
+  if (!Value.Check(setting.schema, value)) {
+    const first = Value.Errors(setting.schema, value).First();
+    throw new AppError('validation_error', `config '${key}': ${first ? `${first.path || 'value'} ${first.message}` : 'invalid value'}`);
+  }
+  return value;
+}
+
+/** Defaults merged with a tenant's overrides. @public */
+export function mergeTenantConfig(overrides: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(TENANT_SETTINGS)) {
+    merged[key] = Object.hasOwn(overrides, key) ? overrides[key] : setting.default;
+  }
+  return merged;
+}
