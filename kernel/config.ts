@@ -21,6 +21,12 @@ export interface ProcessConfig {
   workers: number;
   /** How often the background health refresher probes dependencies, in ms. */
   healthRefreshMs: number;
+  /** Where the control plane reaches the agent's probe. */
+  agentUrl: string;
+  /** Inference server base URL; unset = not configured. */
+  inferenceUrl: string | undefined;
+  /** Per-minute limits that replace SPEC's defaults, by bucket name. */
+  rateLimits: Record<string, number>;
 }
 
 /** One environment variable the service reads, with its default and meaning (the README table is built from this). @public */
@@ -46,6 +52,10 @@ export const ENV_VARS: readonly EnvVar[] = [
   { name: 'SERVICE_WEBHOOK_MAX_BYTES', default: '26214400', meaning: 'Largest webhook body the agent captures (25 MiB).' },
   { name: 'SERVICE_WORKERS', default: '(number of cores)', meaning: 'Size of the worker pool for CPU-heavy pipeline stages.' },
   { name: 'LOG_LEVEL', default: 'info', meaning: 'pino log level (fatal, error, warn, info, debug, trace, silent).' },
+  { name: 'SERVICE_AGENT_URL', default: 'http://HOST:AGENT_PORT', meaning: 'Where the control plane reaches the agent probe (set it when they run apart).' },
+  { name: 'SERVICE_INFERENCE_URL', default: '(unset: not configured)', meaning: 'Inference server base URL, probed by /health.' },
+  { name: 'SERVICE_RATE_LIMITS', default: '(SPEC limits)', meaning: 'Overrides per minute, e.g. global=6000,transition_start=10 (load tests).' },
+  { name: 'SERVICE_HEALTH_REFRESH_MS', default: '5000', meaning: 'Refresh interval of the cached health summary.' },
 ];
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -89,7 +99,27 @@ export function loadProcessConfig(env: NodeJS.ProcessEnv = process.env): Process
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     workers: intFrom(env, 'SERVICE_WORKERS', 0, 0, 256),
     healthRefreshMs: intFrom(env, 'SERVICE_HEALTH_REFRESH_MS', 5000, 100, 600000),
+    agentUrl: (nonEmpty(env.SERVICE_AGENT_URL) ?? `http://${hostForUrl(nonEmpty(env.HOST) ?? '127.0.0.1')}:${intFrom(env, 'AGENT_PORT', 8080, 0, 65535)}`).replace(/\/+$/, ''),
+    inferenceUrl: nonEmpty(env.SERVICE_INFERENCE_URL),
+    rateLimits: parseRateLimits(env.SERVICE_RATE_LIMITS ?? ''),
   };
+}
+
+// A wildcard bind address is reached on loopback; IPv6 literals need brackets in a URL.
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function parseRateLimits(raw: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([a-z_]+)=(\d{1,9})$/.exec(part);
+    if (!m || Number(m[2]) < 1) throw new Error(`SERVICE_RATE_LIMITS entry '${part}' must look like bucket=N with N ≥ 1, e.g. global=6000.`);
+    out[m[1]!] = Number(m[2]);
+  }
+  return out;
 }
 
 /** A tenant-overridable setting: its schema, default and meaning. @public */

@@ -1,0 +1,79 @@
+import Router from '@koa/router';
+import Koa, { type Context } from 'koa';
+import { Histogram } from 'prom-client';
+import { AppError, isAppError } from '../../kernel/errors.js';
+import { newId } from '../../kernel/ids.js';
+import type { Cradle } from '../runtime.js';
+import { compileRoute } from './compile-route.js';
+import type { RouteSpec } from './route.js';
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** `/services/{id}` → `/services/:id` (the router's syntax). */
+export function koaPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+function sendError(ctx: Context, err: AppError): void {
+  ctx.status = err.status;
+  ctx.set(err.headers);
+  ctx.body = err.toBody();
+}
+
+/**
+ * The control-plane Koa app: request ids, one access log line per request (path without query,
+ * no headers), one error middleware that answers `{detail, error_code}` and never a stack, the
+ * overall per-IP rate limit, then the routes. Unknown paths are 404 `not_found`; a known path
+ * with another method is 405 `method_not_allowed` with `Allow`.
+ * @public
+ */
+export function createApp(cradle: Cradle, routes: readonly RouteSpec[]): Koa {
+  const { logger, rateLimiter } = cradle;
+  const app = new Koa({ proxy: cradle.config.trustProxy });
+  app.silent = true;
+  const latency = new Histogram({
+    name: 'understudy_http_request_duration_seconds',
+    help: 'Control-plane request latency by method, route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [cradle.metrics],
+  });
+
+  app.use(async (ctx, next) => {
+    const started = performance.now();
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID_RE.test(incoming) ? incoming : newId('req');
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404 && !ctx.matched?.length) throw new AppError('not_found', `no route for ${ctx.method} ${ctx.path}; see GET /openapi.json`);
+        if (ctx.status === 405 || (ctx.status === 501 && ctx.matched?.length)) {
+          throw new AppError('method_not_allowed', `${ctx.path} does not accept ${ctx.method}; allowed: ${ctx.response.get('Allow')}`, { headers: { Allow: String(ctx.response.get('Allow')) } });
+        }
+      }
+    } catch (err) {
+      if (isAppError(err)) {
+        sendError(ctx, err);
+      } else {
+        logger.error({ reqId: requestId, err }, 'unhandled error');
+        sendError(ctx, new AppError('internal_error', `internal error; quote request id ${requestId} when reporting it`));
+      }
+    }
+    const ms = performance.now() - started;
+    latency.observe({ method: ctx.method, route: (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched', status: ctx.status }, ms / 1000);
+    logger.info({ reqId: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
+  });
+
+  app.use(async (ctx, next) => {
+    rateLimiter.hit('global', ctx.ip);
+    await next();
+  });
+
+  const router = new Router();
+  for (const spec of routes) router.register(koaPath(spec.path), [spec.method], [compileRoute(spec, cradle)]);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,161 @@
+import { readFileSync } from 'node:fs';
+import { asFunction, asValue, type AwilixContainer } from 'awilix';
+import { pino, type Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { loadProcessConfig, type ProcessConfig } from '../kernel/config.js';
+import { createContainer } from '../kernel/container.js';
+import type { Licence, Mode, Service } from '../kernel/domain/index.js';
+import { createKernel, type Kernel } from '../kernel/kernel.js';
+import { DEFAULT_LICENCE, verifyLicence } from '../kernel/license.js';
+import { BUILTIN_PLUGIN_MODULES } from '../plugins/index.js';
+import { Authenticator } from './http/auth.js';
+import { HealthMonitor, HealthProbes } from './http/health-monitor.js';
+import { BUCKETS, RateLimiter, type BucketName } from './http/middleware/rate-limit.js';
+import { Store, type StoreOptions } from './store/connection.js';
+import { ActivityRepo } from './store/repositories/activity.js';
+import { ApiKeysRepo } from './store/repositories/api-keys.js';
+import { ChangeFeed, TopicCache } from './store/repositories/change-versions.js';
+import { IdempotencyRepo } from './store/repositories/idempotency.js';
+import { MilestonesRepo } from './store/repositories/milestones.js';
+import { ServicesRepo } from './store/repositories/services.js';
+import { SessionsRepo } from './store/repositories/sessions.js';
+import { TenantConfigRepo } from './store/repositories/tenant-config.js';
+import { TenantStateRepo } from './store/repositories/tenant-state.js';
+
+/** Everything the container holds. Route handlers and the agent take what they need from it. @public */
+export interface Cradle {
+  config: ProcessConfig;
+  logger: Logger;
+  licence: Licence;
+  /** This deployment's tenant (from the licence). */
+  tenant: string;
+  store: Store;
+  changes: ChangeFeed;
+  kernel: Kernel;
+  services: ServicesRepo;
+  servicesCache: TopicCache<Service[]>;
+  apiKeys: ApiKeysRepo;
+  sessions: SessionsRepo;
+  activity: ActivityRepo;
+  tenantConfig: TenantConfigRepo;
+  tenantState: TenantStateRepo;
+  modeCache: TopicCache<Mode>;
+  milestones: MilestonesRepo;
+  idempotency: IdempotencyRepo;
+  auth: Authenticator;
+  rateLimiter: RateLimiter;
+  healthProbes: HealthProbes;
+  health: HealthMonitor;
+  /** This process's Prometheus registry. */
+  metrics: Registry;
+}
+
+/** A wired, migrated, booted process. @public */
+export interface Runtime {
+  container: AwilixContainer<Cradle>;
+  cradle: Cradle;
+  close(): Promise<void>;
+}
+
+/** Reads the licence named by config; throws a message that says how to fix a bad one. */
+export function loadLicence(config: ProcessConfig): Licence {
+  if (!config.licenseKey) return DEFAULT_LICENCE;
+  if (!config.licensePublicKey) throw new Error('SERVICE_LICENSE_KEY is set but SERVICE_LICENSE_PUBLIC_KEY is not; set it to the public.pem from `understudy license keygen`.');
+  const pem = config.licensePublicKey.includes('BEGIN PUBLIC KEY') ? config.licensePublicKey : readFileSync(config.licensePublicKey, 'utf8');
+  return verifyLicence(config.licenseKey, pem);
+}
+
+function rateLimits(config: ProcessConfig): Partial<Record<BucketName, number>> {
+  for (const name of Object.keys(config.rateLimits)) {
+    if (!Object.hasOwn(BUCKETS, name)) throw new Error(`SERVICE_RATE_LIMITS names unknown bucket '${name}'; buckets: ${Object.keys(BUCKETS).join(', ')}.`);
+  }
+  return config.rateLimits as Partial<Record<BucketName, number>>;
+}
+
+/**
+ * The one place everything is wired: opens and migrates the store, boots the kernel (built-in
+ * and external plugins), registers repositories, caches, auth, rate limits and health.
+ * @public
+ */
+export async function createRuntime(opts: { config?: ProcessConfig; store?: StoreOptions; logger?: Logger } = {}): Promise<Runtime> {
+  const config = opts.config ?? loadProcessConfig();
+  const licence = loadLicence(config);
+  const logger =
+    opts.logger ??
+    pino({
+      level: config.logLevel,
+      base: { service: 'understudy' },
+      // Belt and braces: nothing logs headers or keys, and if something ever does, it is masked.
+      redact: { paths: ['*.headers.authorization', '*.headers.cookie', '*.headers["x-service-api-key"]', '*.headers["x-api-key"]', 'api_key', '*.api_key', 'raw_key'], censor: '[redacted]' },
+    });
+  const store = Store.open(opts.store ?? { databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  let kernel: Kernel | null = null;
+  try {
+    await store.migrate();
+    kernel = await createKernel({ builtins: BUILTIN_PLUGIN_MODULES, external: config.plugins, workers: config.workers });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+
+  const container = createContainer<Cradle>();
+  container.register({
+    config: asValue(config),
+    logger: asValue(logger),
+    licence: asValue(licence),
+    tenant: asValue(licence.tenant),
+    store: asValue(store),
+    kernel: asValue(kernel),
+    changes: asFunction(({ store }: Cradle) => new ChangeFeed(store)).singleton(),
+    services: asFunction(({ store, changes }: Cradle) => new ServicesRepo(store, changes)).singleton(),
+    servicesCache: asFunction(({ services, changes }: Cradle) => new TopicCache(changes, 'services', (t) => services.all(t))).singleton(),
+    apiKeys: asFunction(({ store, changes }: Cradle) => new ApiKeysRepo(store, changes)).singleton(),
+    sessions: asFunction(({ store }: Cradle) => new SessionsRepo(store)).singleton(),
+    activity: asFunction(({ store }: Cradle) => new ActivityRepo(store)).singleton(),
+    tenantConfig: asFunction(({ store, changes }: Cradle) => new TenantConfigRepo(store, changes)).singleton(),
+    tenantState: asFunction(({ store, changes }: Cradle) => new TenantStateRepo(store, changes)).singleton(),
+    modeCache: asFunction(({ tenantState, changes }: Cradle) => new TopicCache(changes, 'mode', async (t) => (await tenantState.mode(t)).mode)).singleton(),
+    milestones: asFunction(({ store }: Cradle) => new MilestonesRepo(store)).singleton(),
+    idempotency: asFunction(({ store }: Cradle) => new IdempotencyRepo(store)).singleton(),
+    auth: asFunction(({ tenant, apiKeys, sessions, changes }: Cradle) => new Authenticator(tenant, apiKeys, sessions, changes)).singleton(),
+    rateLimiter: asValue(new RateLimiter({ limits: rateLimits(config) })),
+    healthProbes: asFunction(({ store, config }: Cradle) => new HealthProbes(store, config.agentUrl, config.inferenceUrl)).singleton(),
+    health: asFunction(({ healthProbes, config }: Cradle) => new HealthMonitor(healthProbes, config.healthRefreshMs)).singleton(),
+    metrics: asFunction(() => {
+      const registry = new Registry();
+      collectDefaultMetrics({ register: registry });
+      return registry;
+    }).singleton(),
+  });
+
+  const cradle = container.cradle;
+  await cradle.changes.refresh();
+  cradle.changes.start(1000);
+  return {
+    container,
+    cradle,
+    async close() {
+      cradle.health.stop();
+      cradle.changes.stop();
+      await kernel.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * Registers `SERVICE_BOOTSTRAP_API_KEY` when it is new; without it, mints a key when the tenant
+ * has none. Returns the raw key when one was minted (the caller prints it once), else null.
+ * @public
+ */
+export async function bootstrapApiKey(cradle: Cradle): Promise<string | null> {
+  const { apiKeys, tenant, config, milestones } = cradle;
+  if (config.bootstrapApiKey) {
+    if (await apiKeys.ensure(tenant, config.bootstrapApiKey, 'bootstrap')) await milestones.reach(tenant, 'key_created');
+    return null;
+  }
+  if ((await apiKeys.count(tenant)) > 0) return null;
+  const { raw } = await apiKeys.create(tenant, { name: 'first key' });
+  await milestones.reach(tenant, 'key_created');
+  return raw;
+}
