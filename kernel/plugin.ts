@@ -197,7 +197,7 @@ export async function loadPluginModules(registry: PluginRegistry, specifiers: re
     try {
       mod = (await import(source)) as { default?: unknown };
     } catch (err) {
-      throw new Error(`cannot load plugin module '${spec}': ${(err as Error).message}. Install the package or fix the path in SERVICE_PLUGINS.`);
+      throw new Error(`cannot load plugin module '${spec}': ${(err as Error).message}. Install the package or fix the path in SERVICE_PLUGINS.`, { cause: err });
     }
     const exported = Array.isArray(mod.default) ? mod.default : [mod.default];
     if (!exported.length || !exported.every(isPluginDescriptor)) {

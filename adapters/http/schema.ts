@@ -1,6 +1,6 @@
 import { Type, type TSchema, type TObject, type Static } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { Value } from '@sinclair/typebox/value';
+import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import { AppError } from '../../kernel/errors.js';
 
 /** `limit` (1-500, default 50) and `offset` (default 0), shared by every list. */
@@ -35,6 +35,25 @@ export const ErrorBodySchema = Type.Object(
   { additionalProperties: true },
 );
 
+const NUMBER_RE = /^-?\d+(\.\d+)?$/;
+
+/**
+ * Query and path values arrive as strings; turn the ones the schema wants as numbers or booleans
+ * into those, strictly (`1.5` stays 1.5 and fails an integer check; `abc` stays a string).
+ */
+function coerceStrings(schema: TSchema, input: unknown): unknown {
+  const props = (schema as TObject).properties;
+  if (!props || typeof input !== 'object' || input === null) return input;
+  const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+  for (const [name, raw] of Object.entries(out)) {
+    const type = (props[name] as { type?: string } | undefined)?.type;
+    if (typeof raw !== 'string') continue;
+    if ((type === 'integer' || type === 'number') && NUMBER_RE.test(raw)) out[name] = Number(raw);
+    else if (type === 'boolean' && (raw === 'true' || raw === 'false')) out[name] = raw === 'true';
+  }
+  return out;
+}
+
 /** A compiled checker that coerces query strings, applies defaults and reports the first error with its location. */
 export class Validator<S extends TSchema> {
   readonly #check: TypeCheck<S>;
@@ -48,15 +67,12 @@ export class Validator<S extends TSchema> {
 
   parse(input: unknown): Static<S> {
     let value = input;
-    if (this.where !== 'body') value = Value.Convert(this.schema, value);
+    if (this.where !== 'body') value = coerceStrings(this.schema, value);
     value = Value.Default(this.schema, value);
     if (this.#check.Check(value)) return value as Static<S>;
     const first = this.#check.Errors(value).First();
     const location = first?.path ? `${this.where}${first.path.replaceAll('/', '.')}` : this.where;
-    let message = first?.message ?? 'is invalid';
-    if (first && first.schema && (first.schema as { additionalProperties?: unknown }).additionalProperties === false && /additional/i.test(message)) {
-      message = 'is not a known field';
-    }
+    const message = first?.type === ValueErrorType.ObjectAdditionalProperties ? 'is not a known field' : (first?.message ?? 'is invalid');
     // A path that names nothing valid names nothing at all.
     if (this.where === 'path') throw new AppError('not_found', `${location}: no such resource`);
     throw new AppError('validation_error', `${location}: ${message}`);

@@ -92,9 +92,10 @@ export class ServicesRepo {
 
   async remove(tenant: string, id: string): Promise<void> {
     const n = await this.store.withTenant(tenant, async (trx) => {
-      const deleted = await trx('services').where({ id }).delete();
-      if (deleted) await this.changes.bump(trx, tenant, 'services');
-      return deleted;
+      // returning() rather than the affected-row count: knex-pglite does not report that count.
+      const deleted = await trx('services').where({ id }).delete().returning('id');
+      if (deleted.length) await this.changes.bump(trx, tenant, 'services');
+      return deleted.length;
     });
     if (!n) throw new AppError('not_found', `service '${id}' not found`);
   }
