@@ -27,14 +27,9 @@ export class WorkerPool {
    */
   async runBatch(task: { plugin: string; name: string; export: string; options: unknown; batch: unknown[]; signal?: AbortSignal }): Promise<unknown[]> {
     const encoded = new TextEncoder().encode(JSON.stringify(task.batch));
-    const payload: StageTask = {
-      plugin: task.plugin,
-      name: task.name,
-      export: task.export,
-      options: task.options,
-      payload: encoded.buffer as ArrayBuffer,
-    };
-    const result = (await this.#pool.run(Piscina.move(payload as never), task.signal ? { signal: task.signal, transferList: [encoded.buffer as ArrayBuffer] } : { transferList: [encoded.buffer as ArrayBuffer] })) as ArrayBuffer;
+    const buffer = encoded.byteLength === encoded.buffer.byteLength ? (encoded.buffer as ArrayBuffer) : encoded.slice().buffer;
+    const payload: StageTask = { plugin: task.plugin, name: task.name, export: task.export, options: task.options, payload: buffer };
+    const result = (await this.#pool.run(payload, { transferList: [buffer], ...(task.signal && { signal: task.signal }) })) as ArrayBuffer;
     return JSON.parse(new TextDecoder().decode(result)) as unknown[];
   }
 
