@@ -110,7 +110,7 @@ export async function startHarness(opts: { tier?: Tier; env?: Record<string, str
       }
       const res = await fetch(url + p, { method, headers, body });
       const text = await res.text();
-      let parsed: Record<string, unknown> = {};
+      let parsed: Record<string, unknown>;
       try {
         parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
       } catch {
