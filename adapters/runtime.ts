@@ -119,7 +119,7 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
     idempotency: asFunction(({ store }: Cradle) => new IdempotencyRepo(store)).singleton(),
     auth: asFunction(({ tenant, apiKeys, sessions, changes }: Cradle) => new Authenticator(tenant, apiKeys, sessions, changes)).singleton(),
     rateLimiter: asValue(new RateLimiter({ limits: rateLimits(config) })),
-    healthProbes: asFunction(({ store, config }: Cradle) => new HealthProbes(store, config.agentUrl, config.inferenceUrl)).singleton(),
+    healthProbes: asFunction(({ store, config }: Cradle) => new HealthProbes(store, config)).singleton(),
     health: asFunction(({ healthProbes, config }: Cradle) => new HealthMonitor(healthProbes, config.healthRefreshMs)).singleton(),
     metrics: asFunction(() => {
       const registry = new Registry();
@@ -128,7 +128,9 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
     }).singleton(),
   });
 
-  const cradle = container.cradle;
+  // Everything is a singleton: resolve it all now, so a wiring mistake fails at start, and hand
+  // out a plain object (property reads on the hot path skip the container's proxy).
+  const cradle = Object.freeze(Object.fromEntries(Object.keys(container.registrations).map((name) => [name, container.resolve(name)]))) as Cradle;
   await cradle.changes.refresh();
   cradle.changes.start(1000);
   return {

@@ -105,8 +105,8 @@ export function loadProcessConfig(env: NodeJS.ProcessEnv = process.env): Process
   };
 }
 
-// A wildcard bind address is reached on loopback; IPv6 literals need brackets in a URL.
-function hostForUrl(host: string): string {
+/** How to reach a bind address in a URL: a wildcard is reached on loopback; IPv6 needs brackets. @public */
+export function hostForUrl(host: string): string {
   if (host === '0.0.0.0') return '127.0.0.1';
   if (host === '::') return '[::1]';
   return host.includes(':') ? `[${host}]` : host;

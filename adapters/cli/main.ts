@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadProcessConfig } from '../../kernel/config.js';
+import { hostForUrl, loadProcessConfig } from '../../kernel/config.js';
 import { TIERS, type Tier } from '../../kernel/domain/index.js';
 import { generateLicenceKeyPair, issueLicence } from '../../kernel/license.js';
 import { createAgentServer } from '../agent/server.js';
@@ -33,6 +33,14 @@ async function run(parts: { controlPlane: boolean; agent: boolean }): Promise<vo
   const { cradle } = runtime;
   const servers: Server[] = [];
   try {
+    if (parts.agent) {
+      const agent = createAgentServer(cradle);
+      servers.push(agent);
+      const port = await listen(agent, config.agentPort, config.host);
+      cradle.logger.info({ port, host: config.host }, 'agent listening');
+      // With AGENT_PORT=0 the port is known only now; the control plane probes this agent.
+      if (!process.env.SERVICE_AGENT_URL) config.agentUrl = `http://${hostForUrl(config.host)}:${port}`;
+    }
     if (parts.controlPlane) {
       const raw = await bootstrapApiKey(cradle);
       const http = createServer(createApp(cradle, ALL_ROUTES).callback());
@@ -41,14 +49,8 @@ async function run(parts: { controlPlane: boolean; agent: boolean }): Promise<vo
       cradle.logger.info({ port, host: config.host }, 'control plane listening');
       cradle.health.start();
       if (raw) {
-        process.stdout.write(`\nNo API key existed, so one was created. It is shown once; keep it:\n\n  ${raw}\n\nUse it as: curl -H 'X-Service-Api-Key: ${raw}' http://${config.host}:${port}/services\n\n`);
+        process.stdout.write(`\nNo API key existed, so one was created. It is shown once; keep it:\n\n  ${raw}\n\nUse it as: curl -H 'X-Service-Api-Key: ${raw}' http://${hostForUrl(config.host)}:${port}/services\n\n`);
       }
-    }
-    if (parts.agent) {
-      const agent = createAgentServer(cradle);
-      servers.push(agent);
-      const port = await listen(agent, config.agentPort, config.host);
-      cradle.logger.info({ port, host: config.host }, 'agent listening');
     }
   } catch (err) {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));

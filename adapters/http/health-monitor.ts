@@ -14,10 +14,10 @@ export type ComponentName = 'database' | 'agent' | 'inference';
 
 /** Probes the database, the agent and the inference server, each with a deadline. @public */
 export class HealthProbes {
+  /** `urls` is read at each probe: a process that binds port 0 fills in the agent URL after wiring. */
   constructor(
     private readonly store: Store,
-    private readonly agentUrl: string,
-    private readonly inferenceUrl: string | undefined,
+    private readonly urls: { readonly agentUrl: string; readonly inferenceUrl: string | undefined },
     private readonly timeoutMs = 2000,
   ) {}
 
@@ -35,12 +35,13 @@ export class HealthProbes {
 
   /** The agent's own probe: mode, services bound, library version. */
   async agent(): Promise<ComponentState> {
-    return timed(() => fetchJson(`${this.agentUrl}/__understudy/health`, this.timeoutMs));
+    return timed(() => fetchJson(`${this.urls.agentUrl}/__understudy/health`, this.timeoutMs));
   }
 
   async inference(): Promise<ComponentState> {
-    if (!this.inferenceUrl) return { status: 'not_configured', checked_at: new Date().toISOString(), latency_ms: null, detail: {} };
-    return timed(() => fetchJson(`${this.inferenceUrl}/health`, this.timeoutMs));
+    const url = this.urls.inferenceUrl;
+    if (!url) return { status: 'not_configured', checked_at: new Date().toISOString(), latency_ms: null, detail: {} };
+    return timed(() => fetchJson(`${url}/health`, this.timeoutMs));
   }
 }
 

@@ -54,6 +54,14 @@ function coerceStrings(schema: TSchema, input: unknown): unknown {
   return out;
 }
 
+function flatDefaults(schema: TSchema, input: unknown): unknown {
+  const props = (schema as TObject).properties;
+  if (!props || typeof input !== 'object' || input === null) return input;
+  const out = input as Record<string, unknown>;
+  for (const [name, prop] of Object.entries(props)) if (out[name] === undefined && prop.default !== undefined) out[name] = prop.default;
+  return out;
+}
+
 /** A compiled checker that coerces query strings, applies defaults and reports the first error with its location. */
 export class Validator<S extends TSchema> {
   readonly #check: TypeCheck<S>;
@@ -66,9 +74,9 @@ export class Validator<S extends TSchema> {
   }
 
   parse(input: unknown): Static<S> {
-    let value = input;
-    if (this.where !== 'body') value = coerceStrings(this.schema, value);
-    value = Value.Default(this.schema, value);
+    // Query and path objects are flat: coerce and fill top-level defaults by hand (hot path);
+    // bodies may nest, so TypeBox walks them.
+    const value = this.where === 'body' ? Value.Default(this.schema, input) : flatDefaults(this.schema, coerceStrings(this.schema, input));
     if (this.#check.Check(value)) return value as Static<S>;
     const first = this.#check.Errors(value).First();
     const location = first?.path ? `${this.where}${first.path.replaceAll('/', '.')}` : this.where;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { newId, randomBase62 } from '../../../kernel/ids.js';
 import type { ApiKeyInfo } from '../../../kernel/domain/index.js';
 import type { Store } from '../connection.js';
@@ -11,7 +11,7 @@ const PREFIX_LENGTH = 12;
 
 /** SHA-256 of a raw key, hex. Only this is stored. */
 export function hashSecret(raw: string): string {
-  return createHash('sha256').update(raw).digest('hex');
+  return hash('sha256', raw, 'hex');
 }
 
 /** A fresh raw key. */
