@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -44,6 +44,22 @@ function serve(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: num
   });
 }
 
+/**
+ * Runs the README's "first five minutes" block as written, with the printed key and this run's
+ * ports; every curl must get a status below 400.
+ */
+function runReadmeWalkthrough(key: string, port: number, agentPort: number): void {
+  const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## The first five minutes'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)![1]!;
+  assert.match(block, /^KEY=usk_\.\.\./m);
+  const script = block.replace(/^KEY=usk_\.\.\..*$/m, `KEY=${key}`).replaceAll('127.0.0.1:8000', `127.0.0.1:${port}`).replaceAll('127.0.0.1:8080', `127.0.0.1:${agentPort}`);
+  const guard = `set -e\ncurl() { local out; out=$(command curl -w '\\n%{http_code}' "$@"); echo "$out"; [ "\${out##*$'\\n'}" -lt 400 ]; }\n`;
+  const res = spawnSync('bash', ['-c', guard + script], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(res.status, 0, `README walk-through failed:\n${res.stdout}\n${res.stderr}`);
+  assert.equal((res.stdout.match(/^\d{3}$/gm) ?? []).length, (script.match(/^curl /gm) ?? []).length);
+}
+
 function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     child.removeAllListeners('exit');
@@ -76,6 +92,7 @@ describe('understudy CLI', () => {
       assert.equal(res.status, 200);
       const logLines = stdout().split('\n').filter((l) => l.startsWith('{'));
       assert.ok(logLines.every((l) => !l.includes(key)), 'the key is printed, never logged');
+      runReadmeWalkthrough(key, port, Number(/"port":(\d+)[^\n]*agent listening/.exec(stdout())![1]));
     } finally {
       await stop(child);
     }
