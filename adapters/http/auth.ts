@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { ApiKeysRepo, ActiveKey } from '../store/repositories/api-keys.js';
-import { hashSecret } from '../store/repositories/api-keys.js';
+import { hashDigest } from '../store/repositories/api-keys.js';
 import { TopicCache, type ChangeFeed } from '../store/repositories/change-versions.js';
 import type { SessionsRepo } from '../store/repositories/sessions.js';
 
@@ -11,7 +11,7 @@ import type { SessionsRepo } from '../store/repositories/sessions.js';
  * @public
  */
 export class Authenticator {
-  readonly #keys: TopicCache<Map<string, ActiveKey>>;
+  readonly #keys: TopicCache<Map<string, ActiveKey & { digest: Buffer }>>;
 
   constructor(
     private readonly tenant: string,
@@ -19,17 +19,18 @@ export class Authenticator {
     private readonly sessions: SessionsRepo,
     changes: ChangeFeed,
   ) {
-    this.#keys = new TopicCache(changes, 'api_keys', async (t) => new Map((await apiKeys.active(t)).map((k) => [k.hash, k])));
+    this.#keys = new TopicCache(changes, 'api_keys', async (t) => new Map((await apiKeys.active(t)).map((k) => [k.hash, { ...k, digest: Buffer.from(k.hash, 'hex') }])));
   }
 
   /** The key behind a raw API key, or null when it is unknown or revoked. */
   async verifyKey(raw: string): Promise<ActiveKey | null> {
     if (raw.length < 8 || raw.length > 200) return null;
-    const hash = hashSecret(raw);
-    const found = (await this.#keys.get(this.tenant)).get(hash);
+    const digest = hashDigest(raw);
+    const keys = this.#keys.peek(this.tenant) ?? (await this.#keys.get(this.tenant));
+    const found = keys.get(digest.toString('hex'));
     if (!found) return null;
     // The map lookup found it by hash; compare again in constant time all the same.
-    return timingSafeEqual(Buffer.from(found.hash, 'hex'), Buffer.from(hash, 'hex')) ? found : null;
+    return timingSafeEqual(found.digest, digest) ? found : null;
   }
 
   /** The key behind a session cookie, or null when the session or its key is gone. */

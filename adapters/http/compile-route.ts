@@ -14,9 +14,16 @@ const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,255}$/;
 /** Seconds a client is told to wait while TRANSITIONING. */
 const TRANSITION_RETRY_AFTER = '5';
 
+/** The raw API key header (or its alias), read straight from Node's header object: hot path. */
+function apiKeyHeader(ctx: Context): string {
+  const headers = ctx.req.headers;
+  const value = headers['x-service-api-key'] ?? headers['x-api-key'];
+  return typeof value === 'string' ? value : '';
+}
+
 /** The key a request carries (header, alias, or session cookie), or null. */
 async function principal(ctx: Context, cradle: Cradle): Promise<ActiveKey | null> {
-  const raw = ctx.get('x-service-api-key') || ctx.get('x-api-key');
+  const raw = apiKeyHeader(ctx);
   if (raw) return cradle.auth.verifyKey(raw);
   const session = ctx.cookies.get(SESSION_COOKIE);
   if (session) return cradle.auth.verifySession(session);
@@ -46,14 +53,14 @@ export function compileRoute(spec: RouteSpec, cradle: Cradle): Middleware {
   return async (ctx) => {
     const key = authMode === false ? null : await principal(ctx, cradle);
     if (authMode === true && !key) {
-      throw new AppError('unauthenticated', ctx.get('x-service-api-key') || ctx.get('x-api-key') ? 'the API key is unknown or revoked' : 'send an API key in the X-Service-Api-Key header');
+      throw new AppError('unauthenticated', apiKeyHeader(ctx) ? 'the API key is unknown or revoked' : 'send an API key in the X-Service-Api-Key header');
     }
     if (!tierAtLeast(licence.tier, needTier)) {
       const feature = spec.feature ?? spec.tag;
       throw new AppError('feature_gated', `${feature} needs the ${needTier} tier; this deployment's licence is ${licence.tier}`, { extra: { feature } });
     }
     if (spec.rateLimit) cradle.rateLimiter.hit(spec.rateLimit, ctx.ip);
-    if (mutating && !spec.allowWhileTransitioning && (await cradle.modeCache.get(tenant)) === 'TRANSITIONING') {
+    if (mutating && !spec.allowWhileTransitioning && (cradle.modeCache.peek(tenant) ?? (await cradle.modeCache.get(tenant))) === 'TRANSITIONING') {
       throw new AppError('transitioning', 'the service is transitioning from LEARN to MOCK and is read-only; retry shortly', { headers: { 'Retry-After': TRANSITION_RETRY_AFTER } });
     }
     const handler = spec.handler;

@@ -16,7 +16,7 @@ import { ServicesRepo } from '../../adapters/store/repositories/services.js';
 import { ChangeFeed } from '../../adapters/store/repositories/change-versions.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SERVER = new URL('./platform-server.js', import.meta.url).pathname;
 const DOC = new URL('../../../docs/benchmarks.md', import.meta.url);
 const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
@@ -33,10 +33,23 @@ function start(kind: string, extra: string[] = []): Promise<{ child: ChildProces
   });
 }
 
-async function load(url: string, headers: Record<string, string>, seconds: number) {
+/** CPU seconds a process has used (user + system), from /proc; NaN where there is no /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+async function load(url: string, headers: Record<string, string>, seconds: number, pid: number) {
+  const cpuBefore = cpuSeconds(pid);
+  const started = performance.now();
   const r = await autocannon({ url, connections: 32, duration: seconds, headers });
+  const cpu = (cpuSeconds(pid) - cpuBefore) / ((performance.now() - started) / 1000);
   if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpu };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -47,17 +60,21 @@ async function httpBench() {
   const sample = await (await fetch(`http://127.0.0.1:${ours.port}/services`, { headers: { 'X-Service-Api-Key': ours.key } })).text();
   const bare = await start('bare', [sample]);
   const headers = { 'X-Service-Api-Key': ours.key };
-  const runs: { ours: number[]; bare: number[]; oursP99: number[]; bareP99: number[] } = { ours: [], bare: [], oursP99: [], bareP99: [] };
+  const runs = { ours: [] as number[], bare: [] as number[], oursP99: [] as number[], bareP99: [] as number[], oursCpu: [] as number[], bareCpu: [] as number[] };
+  const oursUrl = `http://127.0.0.1:${ours.port}/services`;
+  const bareUrl = `http://127.0.0.1:${bare.port}/services`;
   try {
-    await load(`http://127.0.0.1:${ours.port}/services`, headers, 2);
-    await load(`http://127.0.0.1:${bare.port}/services`, {}, 2);
+    await load(oursUrl, headers, 2, ours.child.pid!);
+    await load(bareUrl, {}, 2, bare.child.pid!);
     for (let i = 0; i < ROUNDS; i++) {
-      const a = await load(`http://127.0.0.1:${ours.port}/services`, headers, DURATION_S);
-      const b = await load(`http://127.0.0.1:${bare.port}/services`, {}, DURATION_S);
+      const a = await load(oursUrl, headers, DURATION_S, ours.child.pid!);
+      const b = await load(bareUrl, {}, DURATION_S, bare.child.pid!);
       runs.ours.push(a.rps);
       runs.oursP99.push(a.p99);
+      runs.oursCpu.push(a.cpu);
       runs.bare.push(b.rps);
       runs.bareP99.push(b.p99);
+      runs.bareCpu.push(b.cpu);
     }
   } finally {
     ours.child.kill();
@@ -125,11 +142,11 @@ Measured ${new Date().toISOString().slice(0, 10)} with \`npm run bench\` on ${cp
 autocannon, 32 connections, ${ROUNDS} runs of ${DURATION_S} s after a 2 s warm-up, the two servers alternating; median of the runs.
 The bare route answers the same JSON (three services) with no auth, validation, rate limit or logging.
 
-| server | req/s (median) | runs | p99 ms (median) |
-|---|---:|---|---:|
-| understudy control plane | ${f(median(http.ours))} | ${http.ours.map(f).join(', ')} | ${median(http.oursP99)} |
-| bare Koa + @koa/router | ${f(median(http.bare))} | ${http.bare.map(f).join(', ')} | ${median(http.bareP99)} |
-| **ratio** | **${(ratio * 100).toFixed(1)} %** | | |
+| server | req/s (median) | runs | p99 ms (median) | server CPU (median, 100 % = one core) |
+|---|---:|---|---:|---:|
+| understudy control plane | ${f(median(http.ours))} | ${http.ours.map(f).join(', ')} | ${median(http.oursP99)} | ${(median(http.oursCpu) * 100).toFixed(0)} % |
+| bare Koa + @koa/router | ${f(median(http.bare))} | ${http.bare.map(f).join(', ')} | ${median(http.bareP99)} | ${(median(http.bareCpu) * 100).toFixed(0)} % |
+| **ratio** | **${(ratio * 100).toFixed(1)} %** | | | |
 
 ### Tenant-scoped query latency
 

@@ -82,7 +82,7 @@ export const servicesRoutes: RouteSpec[] = [
     query: Pagination,
     responses: { 200: { description: 'A page of services', schema: ListEnvelope(ServiceSchema) } },
     async handler({ cradle, tenant, query }) {
-      const all = await cradle.servicesCache.get(tenant);
+      const all = cradle.servicesCache.peek(tenant) ?? (await cradle.servicesCache.get(tenant));
       return { body: listEnvelope(all.slice(query.offset, query.offset + query.limit), all.length, query) };
     },
   }),

@@ -14,6 +14,11 @@ export function hashSecret(raw: string): string {
   return hash('sha256', raw, 'hex');
 }
 
+/** SHA-256 of a raw key as bytes, for constant-time comparison. */
+export function hashDigest(raw: string): Buffer {
+  return hash('sha256', raw, 'buffer');
+}
+
 /** A fresh raw key. */
 export function generateRawApiKey(): string {
   return `usk_${randomBase62(40)}`;

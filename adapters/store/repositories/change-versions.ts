@@ -11,7 +11,8 @@ export type ChangeTopic = 'services' | 'api_keys' | 'config' | 'mode' | 'library
  * @public
  */
 export class ChangeFeed extends EventEmitter<{ change: [tenant: string, topic: ChangeTopic, version: number] }> {
-  #known = new Map<string, number>();
+  // tenant → topic → version; nested maps keep the hot lookup free of string building.
+  #known = new Map<string, Map<ChangeTopic, number>>();
   #timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly store: Store) {
@@ -34,13 +35,14 @@ export class ChangeFeed extends EventEmitter<{ change: [tenant: string, topic: C
 
   /** The last version this process knows of, 0 when none. */
   version(tenant: string, topic: ChangeTopic): number {
-    return this.#known.get(`${tenant}\0${topic}`) ?? 0;
+    return this.#known.get(tenant)?.get(topic) ?? 0;
   }
 
   #observe(tenant: string, topic: ChangeTopic, version: number): void {
-    const key = `${tenant}\0${topic}`;
-    if ((this.#known.get(key) ?? 0) >= version) return;
-    this.#known.set(key, version);
+    let topics = this.#known.get(tenant);
+    if (!topics) this.#known.set(tenant, (topics = new Map()));
+    if ((topics.get(topic) ?? 0) >= version) return;
+    topics.set(topic, version);
     this.emit('change', tenant, topic, version);
   }
 
@@ -81,6 +83,12 @@ export class TopicCache<T> {
     private readonly topic: ChangeTopic,
     private readonly load: (tenant: string) => Promise<T>,
   ) {}
+
+  /** The cached value when it is current, without waiting; undefined when it must be loaded. */
+  peek(tenant: string): T | undefined {
+    const hit = this.#entries.get(tenant);
+    return hit && hit.version === this.changes.version(tenant, this.topic) ? hit.value : undefined;
+  }
 
   async get(tenant: string): Promise<T> {
     const version = this.changes.version(tenant, this.topic);
