@@ -13,6 +13,9 @@ import { HealthMonitor, HealthProbes } from './http/health-monitor.js';
 import { BUCKETS, RateLimiter, type BucketName } from './http/middleware/rate-limit.js';
 import { Store, type StoreOptions } from './store/connection.js';
 import { ActivityRepo } from './store/repositories/activity.js';
+import { AgentDataRepo } from './store/repositories/agent-data.js';
+import { MocksRepo } from './store/repositories/mocks.js';
+import { SyncLayer } from './volume/sync.js';
 import { ApiKeysRepo } from './store/repositories/api-keys.js';
 import { ChangeFeed, TopicCache } from './store/repositories/change-versions.js';
 import { IdempotencyRepo } from './store/repositories/idempotency.js';
@@ -42,6 +45,9 @@ export interface Cradle {
   modeCache: TopicCache<Mode>;
   milestones: MilestonesRepo;
   idempotency: IdempotencyRepo;
+  mocks: MocksRepo;
+  agentData: AgentDataRepo;
+  sync: SyncLayer;
   auth: Authenticator;
   rateLimiter: RateLimiter;
   healthProbes: HealthProbes;
@@ -117,6 +123,9 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
     modeCache: asFunction(({ tenantState, changes }: Cradle) => new TopicCache(changes, 'mode', async (t) => (await tenantState.mode(t)).mode)).singleton(),
     milestones: asFunction(({ store }: Cradle) => new MilestonesRepo(store)).singleton(),
     idempotency: asFunction(({ store }: Cradle) => new IdempotencyRepo(store)).singleton(),
+    mocks: asFunction(({ store, changes }: Cradle) => new MocksRepo(store, changes)).singleton(),
+    agentData: asFunction(({ store }: Cradle) => new AgentDataRepo(store)).singleton(),
+    sync: asFunction(({ config, agentData, changes, logger }: Cradle) => new SyncLayer(config.dataDir, agentData, changes, logger)).singleton(),
     auth: asFunction(({ tenant, apiKeys, sessions, changes }: Cradle) => new Authenticator(tenant, apiKeys, sessions, changes)).singleton(),
     rateLimiter: asValue(new RateLimiter({ limits: rateLimits(config) })),
     healthProbes: asFunction(({ store, config }: Cradle) => new HealthProbes(store, config)).singleton(),
@@ -138,6 +147,7 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
     cradle,
     async close() {
       cradle.health.stop();
+      cradle.sync.stop();
       cradle.changes.stop();
       await kernel.close();
       await store.close();

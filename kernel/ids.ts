@@ -18,7 +18,7 @@ export function randomBase62(n: number): string {
 }
 
 /** Id prefixes, one per resource type (DECISIONS "Identifiers and time"). @public */
-export type IdPrefix = 'svc' | 'mock' | 'job' | 'drift' | 'sess' | 'prop' | 'eval' | 'key' | 'act' | 'req';
+export type IdPrefix = 'svc' | 'mock' | 'job' | 'drift' | 'sess' | 'prop' | 'eval' | 'key' | 'act' | 'req' | 'tr';
 
 /** A new id: the type prefix, an underscore and 20 base62 characters. @public */
 export function newId(prefix: IdPrefix): string {

@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { hostForUrl, loadProcessConfig } from '../../kernel/config.js';
 import { TIERS, type Tier } from '../../kernel/domain/index.js';
 import { generateLicenceKeyPair, issueLicence } from '../../kernel/license.js';
-import { createAgentServer } from '../agent/server.js';
+import { createAgent, type Agent } from '../agent/server.js';
 import { createApp } from '../http/app.js';
 import { ALL_ROUTES } from '../http/routes/index.js';
 import { bootstrapApiKey, createRuntime, type Runtime } from '../runtime.js';
@@ -32,11 +32,12 @@ async function run(parts: { controlPlane: boolean; agent: boolean }): Promise<vo
   const runtime: Runtime = await createRuntime({ config });
   const { cradle } = runtime;
   const servers: Server[] = [];
+  let agent: Agent | null = null;
   try {
     if (parts.agent) {
-      const agent = createAgentServer(cradle);
-      servers.push(agent);
-      const port = await listen(agent, config.agentPort, config.host);
+      agent = createAgent(cradle);
+      servers.push(agent.server);
+      const port = await listen(agent.server, config.agentPort, config.host);
       cradle.logger.info({ port, host: config.host }, 'agent listening');
       // With AGENT_PORT=0 the port is known only now; the control plane probes this agent.
       if (!process.env.SERVICE_AGENT_URL) config.agentUrl = `http://${hostForUrl(config.host)}:${port}`;
@@ -48,12 +49,14 @@ async function run(parts: { controlPlane: boolean; agent: boolean }): Promise<vo
       const port = await listen(http, config.port, config.host);
       cradle.logger.info({ port, host: config.host }, 'control plane listening');
       cradle.health.start();
+      cradle.sync.start(1000);
       if (raw) {
         process.stdout.write(`\nNo API key existed, so one was created. It is shown once; keep it:\n\n  ${raw}\n\nUse it as: curl -H 'X-Service-Api-Key: ${raw}' http://${hostForUrl(config.host)}:${port}/services\n\n`);
       }
     }
   } catch (err) {
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    await agent?.close();
     await runtime.close();
     throw err;
   }
@@ -61,6 +64,8 @@ async function run(parts: { controlPlane: boolean; agent: boolean }): Promise<vo
     cradle.logger.info({ signal }, 'shutting down');
     await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
     for (const s of servers) s.closeAllConnections();
+    await agent?.close();
+    await cradle.sync.runOnce().catch(() => undefined);
     await runtime.close();
     process.exit(0);
   };

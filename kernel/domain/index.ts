@@ -59,3 +59,79 @@ export interface ActivityRecord {
   request_id: string;
   detail: Record<string, unknown>;
 }
+
+/** A body as records keep it: UTF-8 text as a string; anything else as base64 with its size. */
+export type RecordedBody = string | { b64: string; size_bytes: number };
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Byte-exact encoding of a body (SPEC's webhook rule, used for traffic too). */
+export function encodeBody(bytes: Uint8Array): RecordedBody {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return { b64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'), size_bytes: bytes.byteLength };
+  }
+}
+
+/** The bytes of a recorded body. */
+export function decodeBody(body: RecordedBody | null | undefined): Buffer {
+  if (body === null || body === undefined) return Buffer.alloc(0);
+  return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.b64, 'base64');
+}
+
+/** Header name (lower-case) to value; a repeated header keeps every value, in order. */
+export type RecordedHeaders = Record<string, string | string[]>;
+
+/** How a mock entry matches a request body. */
+export type BodyMatcher = { equals: string } | { json: unknown };
+
+/** One entry of the mock library. */
+export interface MockEntry {
+  id: string;
+  service_id: string;
+  /** The service's upstream URL when the entry was made; kept when the service is deleted. */
+  service_upstream_id: string;
+  method: string;
+  /** A concrete path, e.g. `/v1/customers/cus_1`. */
+  path: string;
+  /** The path's template, e.g. `/v1/customers/{customer_id}`; equal to `path` when concrete. */
+  uri_template: string;
+  /** Query parameters the request must carry with these values; null matches any query. */
+  query: Record<string, string[]> | null;
+  body_matcher: BodyMatcher | null;
+  response: { status: number; headers: RecordedHeaders; body: RecordedBody | null };
+  /** Where it came from: `recorded`, `har`, `postman`, `openapi`, `manual`, or a plugin's name. */
+  source: string;
+  scrubbed: boolean;
+  created_at: string;
+  last_hit_at: string | null;
+  hit_count: number;
+}
+
+/** One recorded exchange, as a line of `traffic/{service_id}.jsonl`. */
+export interface TrafficRecord {
+  id: string;
+  tenant: string;
+  service_id: string;
+  recorded_at: string;
+  mode: Mode;
+  request: { method: string; uri: string; headers: RecordedHeaders; body: RecordedBody; body_truncated?: boolean };
+  response: { status: number; headers: RecordedHeaders; body: RecordedBody; body_truncated?: boolean } | null;
+  /** Upstream failure, when there was no response. */
+  error?: string;
+  timings: { started_at: string; upstream_ms: number | null; total_ms: number };
+}
+
+/** SPEC's captured webhook record, one line of `webhooks/{service_id}.jsonl`. */
+export interface WebhookCapture {
+  id: string;
+  received_at: string;
+  tenant: string;
+  service_id: string;
+  method: string;
+  uri: string;
+  headers: Record<string, string>;
+  body: RecordedBody;
+  signature_kind: 'payments' | 'github' | 'standard' | 'generic';
+}

@@ -9,7 +9,7 @@ import { loadProcessConfig } from '../../kernel/config.js';
 import type { Tier } from '../../kernel/domain/index.js';
 import { randomBase62 } from '../../kernel/ids.js';
 import { generateLicenceKeyPair, issueLicence } from '../../kernel/license.js';
-import { createAgentServer } from '../../adapters/agent/server.js';
+import { createAgent, type Agent } from '../../adapters/agent/server.js';
 import { createApp } from '../../adapters/http/app.js';
 import type { RouteSpec } from '../../adapters/http/route.js';
 import { ALL_ROUTES } from '../../adapters/http/routes/index.js';
@@ -39,6 +39,7 @@ export function testStoreOptions(): StoreOptions & { cleanup: () => Promise<void
 
 export interface Harness {
   runtime: Runtime;
+  agent: Agent;
   /** Control-plane base URL. */
   url: string;
   agentUrl: string;
@@ -86,16 +87,17 @@ export async function startHarness(opts: { tier?: Tier; env?: Record<string, str
   const storeOpts = testStoreOptions();
   const runtime = await createRuntime({ config, store: storeOpts, logger: pino({ level: config.logLevel }, sink) });
   await bootstrapApiKey(runtime.cradle);
-  const agent = createAgentServer(runtime.cradle);
+  const agent = createAgent(runtime.cradle);
   const api = createServer(createApp(runtime.cradle, [...ALL_ROUTES, ...(opts.extraRoutes ?? [])]).callback());
   const listen = (s: Server) => new Promise<number>((resolve) => s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)));
-  const agentUrl = `http://127.0.0.1:${await listen(agent)}`;
+  const agentUrl = `http://127.0.0.1:${await listen(agent.server)}`;
   runtime.cradle.config.agentUrl = agentUrl;
   const url = `http://127.0.0.1:${await listen(api)}`;
   runtime.cradle.health.start();
 
   return {
     runtime,
+    agent,
     url,
     agentUrl,
     apiKey,
@@ -119,7 +121,8 @@ export async function startHarness(opts: { tier?: Tier; env?: Record<string, str
       return { status: res.status, headers: res.headers, body: parsed, text };
     },
     async close() {
-      await Promise.all([api, agent].map((s) => new Promise((r) => { s.close(r); s.closeAllConnections(); })));
+      await Promise.all([api, agent.server].map((s) => new Promise((r) => { s.close(r); s.closeAllConnections(); })));
+      await agent.close();
       await runtime.close();
       await storeOpts.cleanup();
       rmSync(dataDir, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as m001 from './001-platform.js';
+import * as m002 from './002-agent.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -7,7 +8,10 @@ interface Migration {
 }
 
 /** Every migration in order. Adding one: write NNN-name.ts and list it here. */
-const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [['001-platform', m001]];
+const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
+  ['001-platform', m001],
+  ['002-agent', m002],
+];
 
 /** A knex migration source over the list above, so migrations need no directory scan. */
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {

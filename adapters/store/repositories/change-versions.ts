@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Store, TenantTx } from '../connection.js';
 
 /** Topics whose changes caches follow. */
-export type ChangeTopic = 'services' | 'api_keys' | 'config' | 'mode' | 'library';
+export type ChangeTopic = 'services' | 'api_keys' | 'config' | 'mode' | 'library' | 'webhooks';
 
 /**
  * Version counters per (tenant, topic). A write bumps its topic in the same transaction; caches
