@@ -116,6 +116,16 @@ export class MockLibrary {
     return this.#services.get(serviceId)?.all ?? [];
   }
 
+  /** The URI template an entry of the service has for this method and path, ignoring query and body. */
+  endpointOf(serviceId: string, method: string, path: string): string | null {
+    const index = this.#services.get(serviceId);
+    if (!index) return null;
+    const exact = index.exact.get(`${method} ${path}`);
+    if (exact?.length) return exact[0]!.uri_template;
+    const route = index.templates.find(method as HTTPMethod, path);
+    return route ? (route.store as MockEntry[])[0]!.uri_template : null;
+  }
+
   match(serviceId: string, req: MatchRequest): MatchResult {
     const index = this.#services.get(serviceId);
     if (index) {

@@ -106,19 +106,20 @@ export function createAgent(deps: AgentDeps): Agent {
   let libraryVersion = -1;
   let loading: Promise<void> | null = null;
   const loadLibrary = (): Promise<void> => {
-    loading ??= (async () => {
-      try {
-        const version = changes.version(tenant, 'library');
-        if (version === libraryVersion) return;
-        library = new MockLibrary(await deps.mocks.all(tenant));
+    if (loading) return loading;
+    const version = changes.version(tenant, 'library');
+    if (version === libraryVersion) return Promise.resolve();
+    loading = deps.mocks
+      .all(tenant)
+      .then((entries) => {
+        library = new MockLibrary(entries);
         libraryVersion = version;
         metrics.librarySize.set(library.size);
-      } catch (err) {
-        logger.warn({ err: (err as Error).message }, 'could not load the mock library; serving the one in memory');
-      } finally {
+      })
+      .catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'could not load the mock library; serving the one in memory'))
+      .finally(() => {
         loading = null;
-      }
-    })();
+      });
     return loading;
   };
   const onChange = (t: string, topic: string) => {

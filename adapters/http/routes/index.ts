@@ -7,10 +7,11 @@ import { modeRoutes } from './mode.js';
 import { operationalRoutes } from './operational.js';
 import { plannedRoutes } from './planned.js';
 import { servicesRoutes } from './services.js';
+import { trafficRoutes } from './traffic.js';
 
 const { version } = createRequire(import.meta.url)('../../../../package.json') as { version: string };
 
-const built: RouteSpec[] = [...healthRoutes, ...modeRoutes, ...servicesRoutes, ...operationalRoutes];
+const built: RouteSpec[] = [...healthRoutes, ...modeRoutes, ...servicesRoutes, ...operationalRoutes, ...trafficRoutes];
 
 const metricsRoute = defineRoute({
   method: 'GET',

@@ -7,9 +7,9 @@ export function isoOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : iso(value);
 }
 
-/** jsonb comes back parsed from pg and as text from some drivers. */
+/** A jsonb column's value: pg and PGlite both hand it back parsed (a JSON string stays a string). */
 export function json<T>(value: unknown): T {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+  return value as T;
 }
 
 /** True when `err` is a unique-constraint violation. */
