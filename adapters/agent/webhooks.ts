@@ -91,7 +91,7 @@ export async function captureWebhook(
     body: encodeBody(body),
     signature_kind: signatureKind(deps.parsers, headers),
   };
-  const persisted = await deps.files.append(serviceId, `${JSON.stringify(capture)}\n`);
+  const persisted = await deps.files.append(serviceId, `${JSON.stringify(capture)}\n`, { sync: true });
   deps.onCaptured(capture.signature_kind, persisted);
   sendJson(res, 200, { received: true });
 }

@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -46,8 +47,12 @@ export class JsonlFiles {
     return h;
   }
 
-  /** Appends complete lines in one write; resolves true once written, false on failure. */
-  async append(serviceId: string, text: string): Promise<boolean> {
+  /**
+   * Appends complete lines in one write; resolves true once written, false on failure. `sync`
+   * writes on this thread (a small append to the page cache costs microseconds, far less than
+   * a round trip through libuv's pool): webhook captures use it; batched traffic does not.
+   */
+  async append(serviceId: string, text: string, opts: { sync?: boolean } = {}): Promise<boolean> {
     let handle: FileHandle;
     try {
       handle = await this.#handle(serviceId);
@@ -57,7 +62,7 @@ export class JsonlFiles {
     }
     try {
       const bytes = Buffer.from(text, 'utf8');
-      const { bytesWritten } = await handle.write(bytes, 0, bytes.length);
+      const bytesWritten = opts.sync ? writeSync(handle.fd, bytes, 0, bytes.length) : (await handle.write(bytes, 0, bytes.length)).bytesWritten;
       if (bytesWritten !== bytes.length) throw new Error(`short write: ${bytesWritten} of ${bytes.length} bytes`);
       return true;
     } catch (err) {

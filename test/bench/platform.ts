@@ -1,0 +1,105 @@
+/**
+ * Platform figures: authenticated `GET /services` on the control plane against a bare Koa route
+ * answering the same JSON (target ≥ 60 %), and p50/p99 of a tenant-scoped query on PGlite and
+ * PostgreSQL against the same read without the tenant transaction.
+ */
+import { Store, type StoreOptions } from '../../adapters/store/connection.js';
+import { ChangeFeed } from '../../adapters/store/repositories/change-versions.js';
+import { ServicesRepo } from '../../adapters/store/repositories/services.js';
+import { alternate, fmt, load, machine, median, pct, startServer } from './lib.js';
+
+const SERVER = new URL('./platform-server.js', import.meta.url).pathname;
+
+async function httpBench(rounds: number, seconds: number) {
+  const ours = await startServer<{ port: number; key: string }>(SERVER, ['understudy']);
+  const sample = await (await fetch(`http://127.0.0.1:${ours.port}/services`, { headers: { 'X-Service-Api-Key': ours.key } })).text();
+  const bare = await startServer(SERVER, ['bare', sample]);
+  try {
+    const targets = {
+      ours: () => load({ url: `http://127.0.0.1:${ours.port}/services`, pid: ours.child.pid!, seconds, connections: 32, headers: { 'X-Service-Api-Key': ours.key } }),
+      bare: () => load({ url: `http://127.0.0.1:${bare.port}/services`, pid: bare.child.pid!, seconds, connections: 32 }),
+    };
+    await alternate(1, { ours: () => load({ url: `http://127.0.0.1:${ours.port}/services`, pid: ours.child.pid!, seconds: 2, headers: { 'X-Service-Api-Key': ours.key } }), bare: () => load({ url: `http://127.0.0.1:${bare.port}/services`, pid: bare.child.pid!, seconds: 2 }) });
+    return await alternate(rounds, targets);
+  } finally {
+    ours.child.kill();
+    bare.child.kill();
+  }
+}
+
+async function queryBench(label: string, opts: StoreOptions) {
+  const store = Store.open(opts);
+  try {
+    await store.migrate();
+    const repo = new ServicesRepo(store, new ChangeFeed(store));
+    for (const n of [1, 2, 3, 4, 5]) await repo.create('bench', { name: `s${n}`, upstream_url: 'http://x.test', routing_type: 'hostname', routing_value: `h${n}-${Date.now()}.test`, mode_override: null });
+    await repo.create('other', { name: 'o', upstream_url: 'http://x.test', routing_type: 'hostname', routing_value: `o-${Date.now()}.test`, mode_override: null });
+    const time = async (fn: () => Promise<unknown>, n: number) => {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t = performance.now();
+        await fn();
+        out.push(performance.now() - t);
+      }
+      return out;
+    };
+    const scoped = () => repo.all('bench');
+    const plain = () => store.knex('services').where({ tenant: 'bench' }).select('id', 'name', 'upstream_url', 'routing_type', 'routing_value', 'mode_override', 'created_at', 'updated_at');
+    await time(scoped, 300);
+    await time(plain, 300);
+    const s = await time(scoped, 3000);
+    const p = await time(plain, 3000);
+    return { label, scoped: { p50: pct(s, 50), p99: pct(s, 99) }, plain: { p50: pct(p, 50), p99: pct(p, 99) } };
+  } finally {
+    if (store.schema !== 'public') await store.knex.raw('DROP SCHEMA IF EXISTS ?? CASCADE', [store.schema]);
+    await store.close();
+  }
+}
+
+async function pgReachable(url: string): Promise<boolean> {
+  const store = Store.open({ databaseUrl: url });
+  try {
+    await store.ping(2000);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Measures and returns the markdown section. */
+export async function platformSection(rounds: number, seconds: number): Promise<string> {
+  const http = await httpBench(rounds, seconds);
+  const queries = [await queryBench('PGlite (in memory)', { memory: true })];
+  const pgUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  if (await pgReachable(pgUrl)) queries.push(await queryBench('PostgreSQL 127.0.0.1', { databaseUrl: pgUrl, schema: `bench_${process.pid}` }));
+  const rps = (k: string) => http[k]!.map((r) => r.rps);
+  const ratio = median(rps('ours')) / median(rps('bare'));
+  const ms = (n: number) => n.toFixed(3);
+  const row = (name: string, k: string) => `| ${name} | ${fmt(median(rps(k)))} | ${rps(k).map(fmt).join(', ')} | ${median(http[k]!.map((r) => r.p99))} | ${(median(http[k]!.map((r) => r.cpu)) * 100).toFixed(0)} % |`;
+  return `## Platform: control plane and tenant-scoped queries
+
+Measured ${new Date().toISOString().slice(0, 10)} with \`npm run bench\` on ${machine()}.
+
+### Authenticated \`GET /services\` against a bare Koa route (target ≥ 60 %)
+
+autocannon, 32 connections, ${rounds} runs of ${seconds} s after a 2 s warm-up, the two servers alternating; median of the runs.
+The bare route answers the same JSON (three services) with no auth, validation, rate limit or logging; the control plane runs with \`LOG_LEVEL=silent\`.
+
+| server | req/s (median) | runs | p99 ms (median) | server CPU (median, 100 % = one core) |
+|---|---:|---|---:|---:|
+${row('understudy control plane', 'ours')}
+${row('bare Koa + @koa/router', 'bare')}
+| **ratio** | **${(ratio * 100).toFixed(1)} %** | | | |
+
+### Tenant-scoped query latency
+
+3,000 sequential reads of one tenant's services (5 rows; another tenant's row present) after 300 warm-up reads.
+*Scoped* is what the application runs: a transaction that switches to the non-owner role, sets \`app.tenant\`,
+and reads under row-level security. *Baseline* is the same SELECT with a \`where tenant = ?\` and no transaction.
+
+| backend | scoped p50 ms | scoped p99 ms | baseline p50 ms | baseline p99 ms | p50 ratio |
+|---|---:|---:|---:|---:|---:|
+${queries.map((q) => `| ${q.label} | ${ms(q.scoped.p50)} | ${ms(q.scoped.p99)} | ${ms(q.plain.p50)} | ${ms(q.plain.p99)} | ${(q.scoped.p50 / q.plain.p50).toFixed(2)}× |`).join('\n')}`;
+}
