@@ -12,6 +12,12 @@ import type { SessionsRepo } from '../store/repositories/sessions.js';
  */
 export class Authenticator {
   readonly #keys: TopicCache<Map<string, ActiveKey & { digest: Buffer }>>;
+  /**
+   * The key last verified on each keep-alive connection. A repeat of the same header on the same
+   * connection skips the hash, as long as the key set is unchanged. It only ever compares a
+   * header with what that same connection sent before, so it tells a caller nothing new.
+   */
+  readonly #byConnection = new WeakMap<object, { raw: string; key: ActiveKey; keys: Map<string, unknown> }>();
 
   constructor(
     private readonly tenant: string,
@@ -22,15 +28,18 @@ export class Authenticator {
     this.#keys = new TopicCache(changes, 'api_keys', async (t) => new Map((await apiKeys.active(t)).map((k) => [k.hash, { ...k, digest: Buffer.from(k.hash, 'hex') }])));
   }
 
-  /** The key behind a raw API key, or null when it is unknown or revoked. */
-  async verifyKey(raw: string): Promise<ActiveKey | null> {
+  /** The key behind a raw API key, or null when it is unknown or revoked. `connection` enables the per-connection memo. */
+  async verifyKey(raw: string, connection?: object): Promise<ActiveKey | null> {
     if (raw.length < 8 || raw.length > 200) return null;
-    const digest = hashDigest(raw);
     const keys = this.#keys.peek(this.tenant) ?? (await this.#keys.get(this.tenant));
+    const memo = connection && this.#byConnection.get(connection);
+    if (memo && memo.keys === keys && memo.raw === raw) return memo.key;
+    const digest = hashDigest(raw);
     const found = keys.get(digest.toString('hex'));
-    if (!found) return null;
     // The map lookup found it by hash; compare again in constant time all the same.
-    return timingSafeEqual(found.digest, digest) ? found : null;
+    if (!found || !timingSafeEqual(found.digest, digest)) return null;
+    if (connection) this.#byConnection.set(connection, { raw, key: found, keys });
+    return found;
   }
 
   /** The key behind a session cookie, or null when the session or its key is gone. */

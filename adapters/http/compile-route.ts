@@ -24,7 +24,7 @@ function apiKeyHeader(ctx: Context): string {
 /** The key a request carries (header, alias, or session cookie), or null. */
 async function principal(ctx: Context, cradle: Cradle): Promise<ActiveKey | null> {
   const raw = apiKeyHeader(ctx);
-  if (raw) return cradle.auth.verifyKey(raw);
+  if (raw) return cradle.auth.verifyKey(raw, ctx.req.socket);
   const session = ctx.cookies.get(SESSION_COOKIE);
   if (session) return cradle.auth.verifySession(session);
   return null;
