@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { asFunction, asValue, type AwilixContainer } from 'awilix';
 import { pino, type Logger } from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { loadProcessConfig, type ProcessConfig } from '../kernel/config.js';
 import { createContainer } from '../kernel/container.js';
 import type { Licence, Mode, Service } from '../kernel/domain/index.js';
@@ -130,9 +130,17 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
     rateLimiter: asValue(new RateLimiter({ limits: rateLimits(config) })),
     healthProbes: asFunction(({ store, config }: Cradle) => new HealthProbes(store, config)).singleton(),
     health: asFunction(({ healthProbes, config }: Cradle) => new HealthMonitor(healthProbes, config.healthRefreshMs)).singleton(),
-    metrics: asFunction(() => {
+    metrics: asFunction(({ sync }: Cradle) => {
       const registry = new Registry();
       collectDefaultMetrics({ register: registry });
+      new Gauge({
+        name: 'understudy_sync_lag_seconds',
+        help: 'Age of the oldest JSONL line the sync layer has seen but not imported (0 when caught up)',
+        registers: [registry],
+        collect() {
+          this.set(sync.lagSeconds());
+        },
+      });
       return registry;
     }).singleton(),
   });

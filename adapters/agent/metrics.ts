@@ -16,7 +16,6 @@ export class AgentMetrics {
   });
   readonly ioErrors = new Counter({ name: 'service_io_errors_total', help: 'Failed writes to the data volume, by operation', labelNames: ['operation'], registers: [this.registry] });
   readonly librarySize = new Gauge({ name: 'understudy_agent_library_entries', help: 'Mock entries held in memory', registers: [this.registry] });
-  readonly syncLag = new Gauge({ name: 'understudy_sync_lag_seconds', help: 'Age of the oldest line the sync layer has not imported yet', registers: [this.registry] });
   readonly webhooks = new Counter({ name: 'understudy_agent_webhooks_total', help: 'Webhook captures by signature kind and outcome', labelNames: ['kind', 'persisted'], registers: [this.registry] });
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {

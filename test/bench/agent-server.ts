@@ -1,7 +1,8 @@
 /**
  * Servers for the agent benchmark, one per process so each can be pinned to a core.
  *   bare                      node:http answering the mock's exact bytes
- *   mock N                    the agent in MOCK with N library entries (N-1 distractor templates)
+ *   mock N [PORT]             the agent in MOCK with N library entries (N-1 distractor templates),
+ *                             bound by hostname 127.0.0.1 so plain URLs reach it (../shared/bench)
  *   learn UPSTREAM_URL        the agent in LEARN in front of UPSTREAM_URL
  *   webhooks                  the agent, for webhook captures
  * Prints `{"port": N, ...}` once listening.
@@ -21,7 +22,7 @@ const BODY = readFileSync(new URL('../../../test/fixtures/bench/body.json', impo
 const [kind, arg] = process.argv.slice(2);
 
 function listen(server: ReturnType<typeof createServer>, extra: Record<string, unknown> = {}) {
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port, ...extra })}\n`));
+  server.listen(kind === 'mock' ? Number(process.argv[4] ?? 0) : 0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port, ...extra })}\n`));
 }
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(0));
 
@@ -38,6 +39,8 @@ if (kind === 'bare') {
   const { cradle } = runtime;
   const upstream = kind === 'learn' ? arg! : 'http://127.0.0.1:9';
   const service = await cradle.services.create(cradle.tenant, { name: 'bench', upstream_url: upstream, routing_type: 'hostname', routing_value: 'bench.test', mode_override: null });
+  // The peers harness requests plain http://127.0.0.1:PORT/… URLs.
+  await cradle.services.create(cradle.tenant, { name: 'loopback', upstream_url: upstream, routing_type: 'hostname', routing_value: '127.0.0.1', mode_override: null });
   if (kind === 'mock') {
     const n = Number(arg);
     const entry = (i: number): MockInput => ({
@@ -53,6 +56,8 @@ if (kind === 'bare') {
       scrubbed: true,
     });
     for (let i = 0; i < n; i += 5000) await cradle.mocks.createMany(cradle.tenant, Array.from({ length: Math.min(5000, n - i) }, (_, k) => entry(i + k)));
+    const loopback = (await cradle.services.all(cradle.tenant)).find((s) => s.routing_value === '127.0.0.1')!;
+    await cradle.mocks.createMany(cradle.tenant, [...Array.from({ length: 200 }, (_, i) => entry(i)), entry(n - 1)].map((e) => ({ ...e, service_id: loopback.id })));
     await cradle.tenantState.setMode(cradle.tenant, 'MOCK');
   }
   const agent = createAgent(cradle);

@@ -231,6 +231,7 @@ describe('control plane over real sockets', () => {
     const res = await h.call('GET', '/metrics');
     assert.equal(res.status, 200);
     assert.match(res.text, /understudy_http_request_duration_seconds_bucket/);
+    assert.match(res.text, /understudy_sync_lag_seconds \d/);
   });
 
   it('never logs API keys, cookies or Authorization values', async () => {
