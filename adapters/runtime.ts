@@ -124,7 +124,7 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
     milestones: asFunction(({ store }: Cradle) => new MilestonesRepo(store)).singleton(),
     idempotency: asFunction(({ store }: Cradle) => new IdempotencyRepo(store)).singleton(),
     mocks: asFunction(({ store, changes }: Cradle) => new MocksRepo(store, changes)).singleton(),
-    agentData: asFunction(({ store }: Cradle) => new AgentDataRepo(store)).singleton(),
+    agentData: asFunction(({ store, changes }: Cradle) => new AgentDataRepo(store, changes)).singleton(),
     sync: asFunction(({ config, agentData, changes, logger }: Cradle) => new SyncLayer(config.dataDir, agentData, changes, logger)).singleton(),
     auth: asFunction(({ tenant, apiKeys, sessions, changes }: Cradle) => new Authenticator(tenant, apiKeys, sessions, changes)).singleton(),
     rateLimiter: asValue(new RateLimiter({ limits: rateLimits(config) })),

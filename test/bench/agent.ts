@@ -12,7 +12,7 @@ import { Store } from '../../adapters/store/connection.js';
 import { AgentDataRepo } from '../../adapters/store/repositories/agent-data.js';
 import { ChangeFeed } from '../../adapters/store/repositories/change-versions.js';
 import { SyncLayer } from '../../adapters/volume/sync.js';
-import { alternate, fmt, load, machine, median, pct, startServer, type LoadResult } from './lib.js';
+import { alternate, fmt, generator, load, machine, median, pct, startServer, type LoadResult } from './lib.js';
 
 const SERVER = new URL('./agent-server.js', import.meta.url).pathname;
 const HOST = { host: 'bench.test' };
@@ -69,7 +69,7 @@ export async function agentSection(rounds: number, seconds: number): Promise<str
     const store = Store.open({ memory: true });
     await store.migrate();
     const changes = new ChangeFeed(store);
-    const sync = new SyncLayer(hooks.dataDir, new AgentDataRepo(store), changes, pino({ level: 'silent' }));
+    const sync = new SyncLayer(hooks.dataDir, new AgentDataRepo(store, changes), changes, pino({ level: 'silent' }));
     const lines = readdirSync(path.join(hooks.dataDir, 'webhooks')).length;
     const t = performance.now();
     const report = await sync.runOnce();
@@ -87,7 +87,7 @@ Measured ${new Date().toISOString().slice(0, 10)} with \`npm run bench\` on ${ma
 
 ### MOCK throughput (targets: ≥ 50 % of bare node:http with 10,000 entries, p99 ≤ 10 ms; 100,000 within 10 % of 100)
 
-autocannon, 50 connections, ${rounds} runs of ${seconds} s per server after a warm-up, servers alternating; median of the runs.
+${generator}, 50 connections, ${rounds} runs of ${seconds} s per server after a warm-up, servers alternating; median of the runs.
 Every server answers \`GET ${TARGET}\` with the same 204-byte JSON body. The agent binds the request by hostname and
 matches it against a template (\`/v1/customers/{customer_id}\`) among N-1 distractor templates (\`/v1/thing{i}/{id}\`).
 

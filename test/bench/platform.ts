@@ -6,7 +6,7 @@
 import { Store, type StoreOptions } from '../../adapters/store/connection.js';
 import { ChangeFeed } from '../../adapters/store/repositories/change-versions.js';
 import { ServicesRepo } from '../../adapters/store/repositories/services.js';
-import { alternate, fmt, load, machine, median, pct, startServer } from './lib.js';
+import { alternate, fmt, generator, load, machine, median, pct, startServer } from './lib.js';
 
 const SERVER = new URL('./platform-server.js', import.meta.url).pathname;
 
@@ -84,7 +84,7 @@ Measured ${new Date().toISOString().slice(0, 10)} with \`npm run bench\` on ${ma
 
 ### Authenticated \`GET /services\` against a bare Koa route (target ≥ 60 %)
 
-autocannon, 32 connections, ${rounds} runs of ${seconds} s after a 2 s warm-up, the two servers alternating; median of the runs.
+${generator}, 32 connections, ${rounds} runs of ${seconds} s after a 2 s warm-up, the two servers alternating; median of the runs.
 The bare route answers the same JSON (three services) with no auth, validation, rate limit or logging; the control plane runs with \`LOG_LEVEL=silent\`.
 
 | server | req/s (median) | runs | p99 ms (median) | server CPU (median, 100 % = one core) |

@@ -241,8 +241,15 @@ describe('agent: LEARN, MOCK and webhook capture over real sockets', () => {
     assert.equal((await send(h.agentUrl, { method: 'POST', path: `/webhook/other/${svc}` })).status, 403);
     assert.equal((await send(h.agentUrl, { method: 'POST', path: '/webhook/default/svc_nope' })).status, 404);
     assert.equal((await send(h.agentUrl, { method: 'POST', path: '/webhook/default/..%2F..%2Fetc' })).status, 404);
-    const report = await h.runtime.cradle.sync.runOnce();
+    const { sync, agentData, tenant, store } = h.runtime.cradle;
+    const report = await sync.runOnce();
     assert.equal(report.imported.webhooks, 2);
+    // Deleted from the database while its line remains: the next sync brings it back (SPEC replay rule 5).
+    assert.equal(await agentData.deleteWebhook(tenant, svc, captures[0]!.id), true);
+    const count = async () => Number((await store.withTenant(tenant, (trx) => trx('webhooks').count({ n: '*' })))[0]!.n);
+    assert.equal(await count(), 1);
+    assert.equal((await sync.runOnce()).imported.webhooks, 1);
+    assert.equal(await count(), 2);
   });
 
   it('skips and reports a torn line, and imports the lines around it', async () => {

@@ -1,5 +1,6 @@
 import type { TrafficRecord, WebhookCapture } from '../../../kernel/domain/index.js';
 import type { Store } from '../connection.js';
+import type { ChangeFeed } from './change-versions.js';
 import { iso, json, type Page } from './rows.js';
 
 /** One unmatched request shape, as the agent counts it. */
@@ -30,7 +31,22 @@ export interface TrafficFilter {
  * @public
  */
 export class AgentDataRepo {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly changes: ChangeFeed,
+  ) {}
+
+  /**
+   * Removes a capture from the database only. The `webhooks` topic moves, so the sync layer
+   * re-reads the webhook files and a capture whose line remains comes back (SPEC replay rule 5).
+   */
+  async deleteWebhook(tenant: string, serviceId: string, id: string): Promise<boolean> {
+    return this.store.withTenant(tenant, async (trx) => {
+      const gone = await trx('webhooks').where({ id, service_id: serviceId }).delete().returning('id');
+      if (gone.length) await this.changes.bump(trx, tenant, 'webhooks');
+      return gone.length > 0;
+    });
+  }
 
   /** Inserts traffic records; ones already present (same id) are skipped. Returns how many were new. */
   async importTraffic(tenant: string, records: readonly TrafficRecord[]): Promise<number> {

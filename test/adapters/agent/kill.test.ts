@@ -85,7 +85,8 @@ it('an agent killed with SIGKILL mid-burst loses no acknowledged capture and tea
     const store = Store.open({ memory: true });
     try {
       await store.migrate();
-      const sync = new SyncLayer(dataDir, new AgentDataRepo(store), new ChangeFeed(store), pino({ level: 'silent' }));
+      const changes = new ChangeFeed(store);
+      const sync = new SyncLayer(dataDir, new AgentDataRepo(store, changes), changes, pino({ level: 'silent' }));
       const report = await sync.runOnce();
       assert.equal(report.imported.webhooks, complete.length);
       assert.equal(report.skipped.length, 0);
