@@ -48,3 +48,21 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 export function sendError(res: ServerResponse, status: number, body: ErrorBody): void {
   sendJson(res, status, body);
 }
+
+/** Reads a whole request body; null (and the rest drained) when it passes `limit` bytes. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        resolve(null);
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}

@@ -13,7 +13,7 @@ import type { MocksRepo } from '../store/repositories/mocks.js';
 import type { TenantConfigRepo } from '../store/repositories/tenant-config.js';
 import { BatchedRecorder, JsonlFiles } from '../volume/jsonl.js';
 import type { Exchange, ModeHandler } from './exchange.js';
-import { sendError, sendJson } from './exchange.js';
+import { readBody, sendError, sendJson } from './exchange.js';
 import { Forwarder } from './forward.js';
 import { MockLibrary } from './library.js';
 import { AgentMetrics, type IoOperation } from './metrics.js';
@@ -55,22 +55,6 @@ export interface Agent {
   close(): Promise<void>;
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        resolve(null);
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
 /**
  * The data plane on plain node:http: binds each request to a service, then answers it in the

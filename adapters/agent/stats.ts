@@ -73,7 +73,13 @@ export class AgentStats {
         await this.data.addUnmatched(this.tenant, [...unmatched.values()]);
       } catch (err) {
         this.logger.warn({ err: (err as Error).message }, 'could not store unmatched requests; keeping them for the next flush');
-        for (const [key, row] of unmatched) if (!this.#unmatched.has(key) && this.#unmatched.size < MAX_SHAPES) this.#unmatched.set(key, row);
+        for (const [key, row] of unmatched) {
+          const now = this.#unmatched.get(key);
+          if (now) {
+            now.count += row.count;
+            now.first_seen_at = row.first_seen_at;
+          } else if (this.#unmatched.size < MAX_SHAPES) this.#unmatched.set(key, row);
+        }
       }
     });
     return this.#flushing;

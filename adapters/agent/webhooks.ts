@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SignatureParser } from '../../kernel/contracts/index.js';
 import { encodeBody, type Service, type WebhookCapture } from '../../kernel/domain/index.js';
 import { AppError } from '../../kernel/errors.js';
-import { sendError, sendJson } from './exchange.js';
+import { readBody, sendError, sendJson } from './exchange.js';
 import type { JsonlFiles } from '../volume/jsonl.js';
 
 const COMPONENT_RE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -21,24 +21,6 @@ export function signatureKind(parsers: readonly SignatureParser[], headers: Reco
   return 'generic';
 }
 
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        resolve(null);
-        req.resume();
-        req.removeAllListeners('data');
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
 /**
  * Captures an inbound webhook: checks the path, tenant and service, appends one JSONL line to
