@@ -24,8 +24,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv) {
 }
 
 /** Starts `understudy serve`, resolves once the control plane logs its port. */
-function serve(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: number; stdout: () => string; ms: number }> {
-  const started = performance.now();
+function serve(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: number; stdout: () => string }> {
   const child = spawn(process.execPath, [MAIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -37,7 +36,7 @@ function serve(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: num
       const m = /"port":(\d+)[^\n]*control plane listening/.exec(out);
       if (m && /agent listening/.test(out)) {
         clearTimeout(timer);
-        resolve({ child, port: Number(m[1]), stdout: () => out, ms: performance.now() - started });
+        resolve({ child, port: Number(m[1]), stdout: () => out });
       }
     });
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}${err}`)));
@@ -87,11 +86,11 @@ describe('understudy CLI', () => {
     }
   });
 
-  it('serve starts on PGlite within 15 s, prints the first key once, and the key works', async () => {
+  it('serve starts on PGlite, prints the first key once, and the key works', async () => {
     const dataDir = tempDir();
-    const { child, port, stdout, ms } = await serve(baseEnv(dataDir));
+    // How fast it starts is measured by `npm run bench`, not asserted here.
+    const { child, port, stdout } = await serve(baseEnv(dataDir));
     try {
-      assert.ok(ms < 15_000, `started in ${Math.round(ms)} ms`);
       const key = /usk_[0-9A-Za-z]{40}/.exec(stdout())?.[0];
       assert.ok(key, 'a key was printed');
       const res = await fetch(`http://127.0.0.1:${port}/services`, { headers: { 'X-Service-Api-Key': key } });
