@@ -14,6 +14,15 @@ export function koaPath(path: string): string {
   return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
 }
 
+/** The group of a path: `/v1/<segment>` under /v1, else its first segment. */
+function routeGroup(path: string): string {
+  const first = path.indexOf('/', 1);
+  const head = first === -1 ? path : path.slice(0, first);
+  if (head !== '/v1' || first === -1) return head;
+  const second = path.indexOf('/', first + 1);
+  return second === -1 ? path : path.slice(0, second);
+}
+
 function sendError(ctx: Context, err: AppError): void {
   ctx.status = err.status;
   ctx.set(err.headers);
@@ -31,13 +40,17 @@ export function createApp(cradle: Cradle, routes: readonly RouteSpec[]): Koa {
   const { logger, rateLimiter } = cradle;
   const app = new Koa({ proxy: cradle.config.trustProxy });
   app.silent = true;
-  const latency = new Histogram({
-    name: 'understudy_http_request_duration_seconds',
-    help: 'Control-plane request latency by method, route and status',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [cradle.metrics],
-  });
+  // One histogram per registry, however many apps are built over it.
+  const LATENCY = 'understudy_http_request_duration_seconds';
+  const latency =
+    (cradle.metrics.getSingleMetric(LATENCY) as Histogram<'method' | 'route' | 'status'> | undefined) ??
+    new Histogram({
+      name: LATENCY,
+      help: 'Control-plane request latency by method, route and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [cradle.metrics],
+    });
   // One labelled child per (method, route, status), looked up by a plain string on the hot path.
   const children = new Map<string, { observe(v: number): void }>();
   const observe = (method: string, route: string, status: number, seconds: number) => {
@@ -47,13 +60,21 @@ export function createApp(cradle: Cradle, routes: readonly RouteSpec[]): Koa {
     child.observe(seconds);
   };
 
-  const router = new Router();
-  for (const spec of routes) router.register(koaPath(spec.path), [spec.method], [compileRoute(spec, cradle)]);
-  const dispatch = router.routes();
+  // Routes are grouped by their leading static segments (`/services`, `/v1/mode`, …), one router
+  // per group: @koa/router scans its routes in order, so a request only meets its own group.
+  const groups = new Map<string, Router>();
+  for (const spec of routes) {
+    const key = routeGroup(spec.path);
+    let router = groups.get(key);
+    if (!router) groups.set(key, (router = new Router()));
+    router.register(koaPath(spec.path), [spec.method], [compileRoute(spec, cradle)]);
+  }
+  const dispatchers = new Map([...groups].map(([key, router]) => [key, router.routes()]));
 
   /** 405 (or the answer to OPTIONS) when the path exists with other methods; else 404. */
   const unrouted = (ctx: Context): void => {
-    const allowed = [...new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods))];
+    const router = groups.get(routeGroup(ctx.path));
+    const allowed = router ? [...new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods))] : [];
     if (!allowed.length) throw new AppError('not_found', `no route for ${ctx.method} ${ctx.path}; see GET /openapi.json`);
     const allow = allowed.join(', ');
     if (ctx.method === 'OPTIONS') {
@@ -75,7 +96,8 @@ export function createApp(cradle: Cradle, routes: readonly RouteSpec[]): Koa {
     ctx.set('X-Request-Id', requestId);
     try {
       rateLimiter.hit('global', ctx.ip);
-      await dispatch(ctx as never, next);
+      const dispatch = dispatchers.get(routeGroup(ctx.path));
+      if (dispatch) await dispatch(ctx as never, next);
       const matched = (ctx as unknown as { matched?: { methods: string[] }[] }).matched;
       if (!matched?.some((layer) => layer.methods.includes(ctx.method))) unrouted(ctx);
     } catch (err) {

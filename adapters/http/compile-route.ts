@@ -7,6 +7,7 @@ import type { ActiveKey } from '../store/repositories/api-keys.js';
 import { JSON_BODY_LIMIT, readJsonBody } from './body.js';
 import type { RouteRequest, RouteResult, RouteSpec } from './route.js';
 import { Validator } from './schema.js';
+import type { TSchema } from '@sinclair/typebox';
 
 /** Cookie set by `POST /v1/session`. */
 export const SESSION_COOKIE = 'service_session';
@@ -30,6 +31,15 @@ async function principal(ctx: Context, cradle: Cradle): Promise<ActiveKey | null
   return null;
 }
 
+function emptyQueryOf(query: Validator<TSchema> | null): Readonly<Record<string, unknown>> | null {
+  if (!query) return Object.freeze({});
+  try {
+    return Object.freeze(query.parse({}) as Record<string, unknown>);
+  } catch {
+    return null;
+  }
+}
+
 function routeName(spec: RouteSpec): string {
   return spec.action ?? `${spec.method.toLowerCase()} ${spec.path}`;
 }
@@ -48,6 +58,9 @@ export function compileRoute(spec: RouteSpec, cradle: Cradle): Middleware {
   const needTier = spec.tier ?? 'free';
   const mutating = spec.method !== 'GET';
   const bodyLimit = spec.bodyLimit ?? JSON_BODY_LIMIT;
+  // Most list calls carry no query at all: validate the empty query once and reuse its defaults
+  // (null when the route requires a parameter: then every call is validated and refused).
+  const emptyQuery = emptyQueryOf(query);
   const { tenant, licence } = cradle;
 
   return async (ctx) => {
@@ -74,7 +87,7 @@ export function compileRoute(spec: RouteSpec, cradle: Cradle): Middleware {
       if (raw !== undefined && !body) throw new AppError('validation_error', `body: ${spec.method} ${spec.path} takes no body`);
       const req: RouteRequest = {
         params: (params ? params.parse(ctx.params) : {}) as Record<string, unknown>,
-        query: (query ? query.parse({ ...ctx.query }) : {}) as Record<string, unknown>,
+        query: (ctx.querystring === '' && emptyQuery ? emptyQuery : query ? query.parse({ ...ctx.query }) : {}) as Record<string, unknown>,
         body: body ? body.parse(raw ?? (spec.body?.type === 'object' ? {} : raw)) : undefined,
         tenant,
         tier: licence.tier,
