@@ -149,7 +149,9 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
   // out a plain object (property reads on the hot path skip the container's proxy).
   const cradle = Object.freeze(Object.fromEntries(Object.keys(container.registrations).map((name) => [name, container.resolve(name)]))) as Cradle;
   await cradle.changes.refresh();
-  cradle.changes.start(1000);
+  // Other processes' writes are only possible on PostgreSQL; PGlite lives in this process, whose
+  // own writes are signalled at commit, so polling it would only stall the event loop.
+  if (store.dialect === 'postgres') cradle.changes.start(1000);
   return {
     container,
     cradle,

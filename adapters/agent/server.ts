@@ -114,7 +114,9 @@ export function createAgent(deps: AgentDeps): Agent {
   changes.on('change', onChange);
   void loadLibrary();
   void tenantSettings.get(tenant).then((s) => (settings = s), () => undefined);
-  stats.start();
+  // Counts go to the database every 5 s: each flush is a transaction, and on PGlite a
+  // transaction runs on this thread, so flushing every second would show in tail latency.
+  stats.start(5000);
 
   const firsts = new Set<string>();
   const once = (milestone: 'traffic_recorded' | 'mock_served') => {
