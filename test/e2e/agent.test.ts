@@ -61,6 +61,20 @@ function send(agentUrl: string, opts: { method?: string; path: string; headers?:
   });
 }
 
+/** A real upstream and a harness for one suite, started before its tests and closed after. */
+function withUpstreamAndHarness(): { h: Harness; upstream: Awaited<ReturnType<typeof startUpstream>> } {
+  const state = {} as { h: Harness; upstream: Awaited<ReturnType<typeof startUpstream>> };
+  before(async () => {
+    state.upstream = await startUpstream();
+    state.h = await startHarness();
+  });
+  after(async () => {
+    await state.h.close();
+    state.upstream.server.close();
+  });
+  return state;
+}
+
 const json = (b: Buffer) => JSON.parse(b.toString('utf8')) as Record<string, unknown>;
 const lines = <T>(file: string): T[] => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
 
@@ -272,56 +286,38 @@ describe('agent: LEARN, MOCK and webhook capture over real sockets', () => {
 });
 
 describe('agent faults: an unwritable data volume', () => {
-  let h: Harness;
-  let upstream: Awaited<ReturnType<typeof startUpstream>>;
-  before(async () => {
-    upstream = await startUpstream();
-    h = await startHarness();
-  });
-  after(async () => {
-    await h.close();
-    upstream.server.close();
-  });
+  const suite = withUpstreamAndHarness();
 
   it('still answers callers and webhook senders, counts the failures and keeps running', async () => {
-    const svc = String((await h.call('POST', '/services', { body: { name: 'up', upstream_url: upstream.url, routing_type: 'path_prefix', routing_value: '/up' } })).body.id);
-    writeFileSync(path.join(h.dataDir, 'traffic'), 'a file where the folder should be');
-    mkdirSync(path.join(h.dataDir, 'webhooks'), { recursive: true });
-    symlinkSync('/dev/full', path.join(h.dataDir, 'webhooks', `${svc}.jsonl`));
-    assert.equal((await send(h.agentUrl, { path: '/up/x' })).status, 201);
-    await h.agent.flush();
-    const hook = await send(h.agentUrl, { method: 'POST', path: `/webhook/default/${svc}`, body: '{}' });
+    const svc = String((await suite.h.call('POST', '/services', { body: { name: 'up', upstream_url: suite.upstream.url, routing_type: 'path_prefix', routing_value: '/up' } })).body.id);
+    writeFileSync(path.join(suite.h.dataDir, 'traffic'), 'a file where the folder should be');
+    mkdirSync(path.join(suite.h.dataDir, 'webhooks'), { recursive: true });
+    symlinkSync('/dev/full', path.join(suite.h.dataDir, 'webhooks', `${svc}.jsonl`));
+    assert.equal((await send(suite.h.agentUrl, { path: '/up/x' })).status, 201);
+    await suite.h.agent.flush();
+    const hook = await send(suite.h.agentUrl, { method: 'POST', path: `/webhook/default/${svc}`, body: '{}' });
     assert.equal(hook.status, 200);
     assert.deepEqual(json(hook.body), { received: true });
-    assert.equal((await send(h.agentUrl, { path: '/up/y' })).status, 201, 'still running');
-    const text = (await send(h.agentUrl, { path: '/metrics' })).body.toString();
+    assert.equal((await send(suite.h.agentUrl, { path: '/up/y' })).status, 201, 'still running');
+    const text = (await send(suite.h.agentUrl, { path: '/metrics' })).body.toString();
     assert.match(text, /service_io_errors_total\{operation="traffic_mkdir"\} [1-9]/);
     assert.match(text, /service_io_errors_total\{operation="webhook_write"\} 1/);
   });
 });
 
 describe('agent with the database away', () => {
-  let h: Harness;
-  let upstream: Awaited<ReturnType<typeof startUpstream>>;
-  before(async () => {
-    upstream = await startUpstream();
-    h = await startHarness();
-  });
-  after(async () => {
-    await h.close();
-    upstream.server.close();
-  });
+  const suite = withUpstreamAndHarness();
 
   it('keeps serving MOCK from memory and keeps recording LEARN traffic to files', async () => {
-    const mocked = String((await h.call('POST', '/services', { body: { name: 'm', upstream_url: upstream.url, routing_type: 'path_prefix', routing_value: '/m', mode_override: 'mock' } })).body.id);
-    const learned = String((await h.call('POST', '/services', { body: { name: 'l', upstream_url: upstream.url, routing_type: 'path_prefix', routing_value: '/l' } })).body.id);
-    const { mocks, tenant, store } = h.runtime.cradle;
-    await mocks.createMany(tenant, [{ service_id: mocked, service_upstream_id: upstream.url, source: 'manual', scrubbed: true, body_matcher: null, query: null, method: 'GET', path: '/a', response: { status: 200, headers: {}, body: 'from memory' } }]);
-    for (let i = 0; i < 20 && (await send(h.agentUrl, { path: '/m/a' })).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+    const mocked = String((await suite.h.call('POST', '/services', { body: { name: 'm', upstream_url: suite.upstream.url, routing_type: 'path_prefix', routing_value: '/m', mode_override: 'mock' } })).body.id);
+    const learned = String((await suite.h.call('POST', '/services', { body: { name: 'l', upstream_url: suite.upstream.url, routing_type: 'path_prefix', routing_value: '/l' } })).body.id);
+    const { mocks, tenant, store } = suite.h.runtime.cradle;
+    await mocks.createMany(tenant, [{ service_id: mocked, service_upstream_id: suite.upstream.url, source: 'manual', scrubbed: true, body_matcher: null, query: null, method: 'GET', path: '/a', response: { status: 200, headers: {}, body: 'from memory' } }]);
+    for (let i = 0; i < 20 && (await send(suite.h.agentUrl, { path: '/m/a' })).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
     await store.knex.destroy();
-    assert.equal((await send(h.agentUrl, { path: '/m/a' })).body.toString(), 'from memory');
-    assert.equal((await send(h.agentUrl, { path: '/l/b' })).status, 201);
-    await h.agent.flush();
-    assert.equal(lines<TrafficRecord>(path.join(h.dataDir, 'traffic', `${learned}.jsonl`)).length, 1);
+    assert.equal((await send(suite.h.agentUrl, { path: '/m/a' })).body.toString(), 'from memory');
+    assert.equal((await send(suite.h.agentUrl, { path: '/l/b' })).status, 201);
+    await suite.h.agent.flush();
+    assert.equal(lines<TrafficRecord>(path.join(suite.h.dataDir, 'traffic', `${learned}.jsonl`)).length, 1);
   });
 });
