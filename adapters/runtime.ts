@@ -166,6 +166,17 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
 }
 
 /**
+ * Mints an API key and marks the onboarding step; every way of making a key goes through here.
+ * The raw key is in the result only.
+ * @public
+ */
+export async function mintApiKey(cradle: Pick<Cradle, 'apiKeys' | 'milestones' | 'tenant'>, opts: { name?: string | null; raw?: string } = {}) {
+  const minted = await cradle.apiKeys.create(cradle.tenant, opts);
+  await cradle.milestones.reach(cradle.tenant, 'key_created');
+  return minted;
+}
+
+/**
  * Registers `SERVICE_BOOTSTRAP_API_KEY` when it is new; without it, mints a key when the tenant
  * has none. Returns the raw key when one was minted (the caller prints it once), else null.
  * @public
@@ -177,7 +188,5 @@ export async function bootstrapApiKey(cradle: Cradle): Promise<string | null> {
     return null;
   }
   if ((await apiKeys.count(tenant)) > 0) return null;
-  const { raw } = await apiKeys.create(tenant, { name: 'first key' });
-  await milestones.reach(tenant, 'key_created');
-  return raw;
+  return (await mintApiKey(cradle, { name: 'first key' })).raw;
 }

@@ -9,7 +9,7 @@ import { generateLicenceKeyPair, issueLicence } from '../../kernel/license.js';
 import { createAgent, type Agent } from '../agent/server.js';
 import { createApp } from '../http/app.js';
 import { ALL_ROUTES } from '../http/routes/index.js';
-import { bootstrapApiKey, createRuntime, type Runtime } from '../runtime.js';
+import { bootstrapApiKey, createRuntime, mintApiKey, type Runtime } from '../runtime.js';
 import { Store } from '../store/connection.js';
 
 function listen(server: Server, port: number, host: string): Promise<number> {
@@ -125,8 +125,7 @@ keys
   .action(async (opts: { name: string }) => {
     const runtime = await createRuntime();
     try {
-      const { raw, key } = await runtime.cradle.apiKeys.create(runtime.cradle.tenant, { name: opts.name });
-      await runtime.cradle.milestones.reach(runtime.cradle.tenant, 'key_created');
+      const { raw, key } = await mintApiKey(runtime.cradle, { name: opts.name });
       process.stdout.write(`${raw}\n`);
       process.stderr.write(`created key ${key.id} (prefix ${key.prefix}) for tenant ${runtime.cradle.tenant}; it is not shown again\n`);
     } finally {

@@ -87,8 +87,5 @@ export class Validator<S extends TSchema> {
   }
 }
 
-/** A plain object with no required fields, used when a route takes none. */
-export const Empty: TObject = Type.Object({});
-
 /** `{id}` path parameter: an id such as `svc_…`. */
 export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { mergeTenantConfig, TENANT_SETTINGS, validateTenantSetting } from '../../../kernel/config.js';
 import { AppError } from '../../../kernel/errors.js';
 import { ONBOARDING_STEPS } from '../../store/repositories/milestones.js';
+import { mintApiKey } from '../../runtime.js';
 import { SESSION_COOKIE } from '../compile-route.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { ListEnvelope, listEnvelope, Pagination } from '../schema.js';
@@ -61,9 +62,8 @@ export const operationalRoutes: RouteSpec[] = [
     tag: 'api-keys',
     body: Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false }),
     responses: { 201: { description: 'The new key', schema: Type.Composite([ApiKeySchema, Type.Object({ api_key: Type.String({ description: 'The raw key, shown once.' }) })]) } },
-    async handler({ cradle, tenant, body }) {
-      const { raw, key } = await cradle.apiKeys.create(tenant, { name: body.name ?? null });
-      await cradle.milestones.reach(tenant, 'key_created');
+    async handler({ cradle, body }) {
+      const { raw, key } = await mintApiKey(cradle, { name: body.name ?? null });
       return { status: 201, body: { ...key, api_key: raw }, activity: { key_id: key.id, prefix: key.prefix } };
     },
   }),

@@ -3,7 +3,7 @@ import { newId } from '../../../kernel/ids.js';
 import type { Mode, RoutingType, Service } from '../../../kernel/domain/index.js';
 import type { Store } from '../connection.js';
 import type { ChangeFeed } from './change-versions.js';
-import { iso, isUniqueViolation, type Page } from './rows.js';
+import { iso, isUniqueViolation } from './rows.js';
 
 export interface ServiceInput {
   name: string;
@@ -42,16 +42,6 @@ export class ServicesRepo {
   async all(tenant: string): Promise<Service[]> {
     const rows = await this.store.withTenant(tenant, (trx) => trx('services').select(COLUMNS).orderBy([{ column: 'created_at' }, { column: 'id' }]));
     return rows.map(toService);
-  }
-
-  async page(tenant: string, limit: number, offset: number): Promise<Page<Service>> {
-    return this.store.withTenant(tenant, async (trx) => {
-      const [rows, [{ count }]] = await Promise.all([
-        trx('services').select(COLUMNS).orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(limit).offset(offset),
-        trx('services').count({ count: '*' }),
-      ]);
-      return { data: rows.map(toService), total: Number(count) };
-    });
   }
 
   async get(tenant: string, id: string): Promise<Service> {
