@@ -24,6 +24,10 @@ import { ServicesRepo } from './store/repositories/services.js';
 import { SessionsRepo } from './store/repositories/sessions.js';
 import { TenantConfigRepo } from './store/repositories/tenant-config.js';
 import { TenantStateRepo } from './store/repositories/tenant-state.js';
+import { EndpointPatternsRepo } from './store/repositories/endpoint-patterns.js';
+import { TenantSecretsRepo } from './store/repositories/tenant-secrets.js';
+import { TransitionJobsRepo } from './store/repositories/transition-jobs.js';
+import { TransitionRunner } from '../pipelines/transition-runner.js';
 
 /** Everything the container holds. Route handlers and the agent take what they need from it. @public */
 export interface Cradle {
@@ -48,6 +52,11 @@ export interface Cradle {
   mocks: MocksRepo;
   agentData: AgentDataRepo;
   sync: SyncLayer;
+  tenantSecrets: TenantSecretsRepo;
+  endpointPatterns: EndpointPatternsRepo;
+  transitionJobs: TransitionJobsRepo;
+  /** Runs transition jobs; started by the control plane. */
+  transitions: TransitionRunner;
   auth: Authenticator;
   rateLimiter: RateLimiter;
   healthProbes: HealthProbes;
@@ -118,7 +127,7 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
     apiKeys: asFunction(({ store, changes }: Cradle) => new ApiKeysRepo(store, changes)).singleton(),
     sessions: asFunction(({ store }: Cradle) => new SessionsRepo(store)).singleton(),
     activity: asFunction(({ store }: Cradle) => new ActivityRepo(store)).singleton(),
-    tenantConfig: asFunction(({ store, changes }: Cradle) => new TenantConfigRepo(store, changes)).singleton(),
+    tenantConfig: asFunction(({ store, changes, logger }: Cradle) => new TenantConfigRepo(store, changes, logger)).singleton(),
     tenantState: asFunction(({ store, changes }: Cradle) => new TenantStateRepo(store, changes)).singleton(),
     modeCache: asFunction(({ tenantState, changes }: Cradle) => new TopicCache(changes, 'mode', async (t) => (await tenantState.mode(t)).mode)).singleton(),
     milestones: asFunction(({ store }: Cradle) => new MilestonesRepo(store)).singleton(),
@@ -126,6 +135,10 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
     mocks: asFunction(({ store, changes }: Cradle) => new MocksRepo(store, changes)).singleton(),
     agentData: asFunction(({ store, changes }: Cradle) => new AgentDataRepo(store, changes)).singleton(),
     sync: asFunction(({ config, agentData, changes, logger }: Cradle) => new SyncLayer(config.dataDir, agentData, changes, logger)).singleton(),
+    tenantSecrets: asFunction(({ store }: Cradle) => new TenantSecretsRepo(store)).singleton(),
+    endpointPatterns: asFunction(({ store }: Cradle) => new EndpointPatternsRepo(store)).singleton(),
+    transitionJobs: asFunction(({ store, tenantState }: Cradle) => new TransitionJobsRepo(store, tenantState)).singleton(),
+    transitions: asFunction((cradle: Cradle) => new TransitionRunner(cradle)).singleton(),
     auth: asFunction(({ tenant, apiKeys, sessions, changes }: Cradle) => new Authenticator(tenant, apiKeys, sessions, changes)).singleton(),
     rateLimiter: asValue(new RateLimiter({ limits: rateLimits(config) })),
     healthProbes: asFunction(({ store, config }: Cradle) => new HealthProbes(store, config)).singleton(),
@@ -158,6 +171,7 @@ export async function createRuntime(opts: { config?: ProcessConfig; store?: Stor
     async close() {
       cradle.health.stop();
       cradle.sync.stop();
+      await cradle.transitions.stop();
       cradle.changes.stop();
       await kernel.close();
       await store.close();

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import path from 'node:path';
 import { AppError } from './errors.js';
+import { ScrubRulesConfigSchema, scrubRulesProblem, usableScrubRules, type ScrubRulesConfig } from './scrub/rules.js';
 
 /** Process settings, read once from the environment at start. @public */
 export interface ProcessConfig {
@@ -127,6 +128,13 @@ export interface TenantSetting<S extends TSchema = TSchema> {
   schema: S;
   default: Static<S>;
   description: string;
+  /** What the schema cannot say is wrong with a value (a pattern that does not compile), or null. */
+  check?: (value: never) => string | null;
+  /**
+   * The usable part of a stored value that is no longer valid, and what was left out (no values);
+   * without it, such a value gives way to the default.
+   */
+  usable?: (value: unknown) => { value: unknown; problems: string[] };
 }
 
 /**
@@ -156,9 +164,15 @@ export const TENANT_SETTINGS = {
     description: 'Delay the agent adds before answering from the mock library.',
   },
   scrub_rules: {
-    schema: Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.Unknown()),
-    default: {},
-    description: 'Per-service PII and credential scrub rules, keyed by service id.',
+    schema: ScrubRulesConfigSchema,
+    default: {} as ScrubRulesConfig,
+    description:
+      'Per-service scrub rules, keyed by service id (`*` for every service): {disable: [rule names], keys: {key: "pseudonymize"|"redact"|"keep"}, patterns: {name: regex}}. GET /v1/scrub/config lists the rules.',
+    check: scrubRulesProblem,
+    usable: (value: unknown) => {
+      const { rules, problems } = usableScrubRules(value);
+      return { value: rules, problems };
+    },
   },
 } satisfies Record<string, TenantSetting>;
 
@@ -184,14 +198,42 @@ export function validateTenantSetting(key: string, value: unknown): unknown {
     const first = Value.Errors(setting.schema, value).First();
     throw new AppError('validation_error', `config '${key}': ${first ? `${first.path || 'value'} ${first.message}` : 'invalid value'}`);
   }
+  const problem = setting.check?.(value as never) ?? null;
+  if (problem) throw new AppError('validation_error', `config '${key}': ${problem}`);
   return value;
 }
 
-/** Defaults merged with a tenant's overrides. @public */
-export function mergeTenantConfig(overrides: Record<string, unknown>): Record<string, unknown> {
-  const merged: Record<string, unknown> = {};
-  for (const [key, setting] of Object.entries(TENANT_SETTINGS)) {
-    merged[key] = Object.hasOwn(overrides, key) ? overrides[key] : setting.default;
+/**
+ * Defaults merged with a tenant's stored overrides, each checked again as it is read: a stored
+ * value that is no longer valid (the schema or the pattern engine changed since, or the row was
+ * written by hand) gives way to its usable part (`scrub_rules`: every entry still valid) or to
+ * the default, and `problems` says what was left out, naming where and never a value.
+ * @public
+ */
+export function checkedTenantConfig(overrides: Record<string, unknown>): { config: Record<string, unknown>; problems: string[] } {
+  const config: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, setting] of Object.entries(TENANT_SETTINGS) as [string, TenantSetting][]) {
+    if (!Object.hasOwn(overrides, key)) {
+      config[key] = setting.default;
+      continue;
+    }
+    const value = overrides[key];
+    if (Value.Check(setting.schema, value) && !setting.check?.(value as never)) {
+      config[key] = value;
+    } else if (setting.usable) {
+      const usable = setting.usable(value);
+      config[key] = usable.value;
+      problems.push(...usable.problems.map((p) => `${key}: ${p}`));
+    } else {
+      config[key] = setting.default;
+      problems.push(`${key}: the stored value is not valid; the default is used`);
+    }
   }
-  return merged;
+  return { config, problems };
+}
+
+/** Defaults merged with a tenant's overrides, checked as {@link checkedTenantConfig} does. @public */
+export function mergeTenantConfig(overrides: Record<string, unknown>): Record<string, unknown> {
+  return checkedTenantConfig(overrides).config;
 }

@@ -7,4 +7,12 @@ export const BUILTIN_PLUGIN_MODULES: readonly string[] = [
   './signature-parsers/github/index.js',
   './signature-parsers/standard/index.js',
   './signature-parsers/generic/index.js',
+  './scrubbers/pii/index.js',
+  './scrubbers/credentials/index.js',
+  './scrubbers/tenant-rules/index.js',
+  './extractors/uri-templates/index.js',
+  './extractors/patterns/index.js',
+  './importers/har/index.js',
+  './importers/postman/index.js',
+  './importers/openapi/index.js',
 ].map((rel) => new URL(rel, import.meta.url).href);

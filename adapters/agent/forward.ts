@@ -1,11 +1,9 @@
 import { Agent, request } from 'undici';
-import { encodeBody, type RecordedBody, type RecordedHeaders } from '../../kernel/domain/index.js';
+import { encodeBody, HOP_BY_HOP_HEADERS, UNREPLAYED_HEADERS, type RecordedBody, type RecordedHeaders } from '../../kernel/domain/index.js';
 import { AppError } from '../../kernel/errors.js';
 import type { Exchange } from './exchange.js';
 import { recordHeaders, sendError } from './exchange.js';
 
-/** Connection-level headers that never cross a proxy (RFC 9110 §7.6.1), plus Host. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
 
 /** What forwarding saw, for the recorder. */
 export interface ForwardOutcome {
@@ -18,7 +16,7 @@ function outgoingHeaders(raw: readonly string[]): Record<string, string | string
   const out: Record<string, string | string[]> = {};
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(name) || name === 'content-length') continue;
+    if (UNREPLAYED_HEADERS.has(name)) continue;
     const prev = out[name];
     out[name] = prev === undefined ? raw[i + 1]! : Array.isArray(prev) ? [...prev, raw[i + 1]!] : [prev, raw[i + 1]!];
   }
@@ -62,7 +60,7 @@ export class Forwarder {
       for (const v of Array.isArray(value) ? value : [value]) headerList.push(name, v);
     }
     const passOn: string[] = [];
-    for (let i = 0; i < headerList.length; i += 2) if (!HOP_BY_HOP.has(headerList[i]!)) passOn.push(headerList[i]!, headerList[i + 1]!);
+    for (let i = 0; i < headerList.length; i += 2) if (!HOP_BY_HOP_HEADERS.has(headerList[i]!)) passOn.push(headerList[i]!, headerList[i + 1]!);
     ex.res.writeHead(upstream.statusCode, passOn);
     const chunks: Buffer[] = [];
     let kept = 0;

@@ -22,6 +22,8 @@ export interface MatchRequest {
   path: string;
   query: URLSearchParams;
   body: Buffer;
+  /** The status asked for with `Prefer: code=404` (as Prism takes it); only entries with it answer. */
+  preferCode?: number;
 }
 
 interface ServiceIndex {
@@ -60,20 +62,39 @@ function bodyMatches(entry: MockEntry, body: Buffer): boolean {
 }
 
 const specificity = (e: MockEntry) => (e.query ? Object.keys(e.query).length : 0) + (e.body_matcher ? 1 : 0);
+/** 2xx answers first, lowest first; then the other statuses, lowest first. */
+const statusRank = (status: number) => (status >= 200 && status < 300 ? status - 1000 : status);
 
-/** The most specific candidate whose query and body matchers accept the request. */
+/**
+ * Candidate order, fixed when the library is built: most conditions first, then by status
+ * (lowest 2xx first), then as they came. So the first candidate that accepts is the answer.
+ */
+function byPreference(a: MockEntry, b: MockEntry): number {
+  return specificity(b) - specificity(a) || statusRank(a.response.status) - statusRank(b.response.status);
+}
+
+/** The first candidate (in preference order) whose matchers accept the request and whose status it asked for, if any. */
 function best(candidates: readonly MockEntry[] | undefined, req: MatchRequest): MockEntry | null {
-  let found: MockEntry | null = null;
-  for (const e of candidates ?? []) {
-    if (queryMatches(e, req.query) && bodyMatches(e, req.body) && (!found || specificity(e) > specificity(found))) found = e;
+  if (!candidates) return null;
+  for (const e of candidates) {
+    if ((req.preferCode === undefined || e.response.status === req.preferCode) && queryMatches(e, req.query) && bodyMatches(e, req.body)) return e;
   }
-  return found;
+  return null;
+}
+
+/** `Prefer: code=404` → 404 (Prism's header for picking a response); undefined when absent or malformed. */
+export function preferredCode(header: string | undefined): number | undefined {
+  if (!header) return undefined;
+  const m = /(?:^|[,;\s])code=(\d{3})\b/.exec(header);
+  return m ? Number(m[1]) : undefined;
 }
 
 /**
  * The mock library in memory, indexed per service by exact `METHOD path` and by URI template
  * (find-my-way). Exact matches win over template matches; among candidates, the one with the
- * most query and body conditions wins. Built once per library version, then read-only.
+ * most query and body conditions wins, then the lowest 2xx status (several statuses for one
+ * request come from OpenAPI and Postman imports), unless the request asks for a status with
+ * `Prefer: code=…`. Built once per library version, then read-only.
  * @public
  */
 export class MockLibrary {
@@ -108,6 +129,10 @@ export class MockLibrary {
           }
         }
       }
+    }
+    for (const index of this.#services.values()) {
+      for (const list of index.exact.values()) if (list.length > 1) list.sort(byPreference);
+      for (const list of index.byTemplate.values()) if (list.length > 1) list.sort(byPreference);
     }
   }
 
@@ -153,6 +178,7 @@ function nearest(entries: readonly MockEntry[], req: MatchRequest): NearMiss[] {
     }
     if (!queryMatches(e, req.query)) differs.push(`query (expected ${Object.keys(e.query ?? {}).join(', ')})`);
     if (!bodyMatches(e, req.body)) differs.push('body');
+    if (req.preferCode !== undefined && e.response.status !== req.preferCode) differs.push(`status (Prefer asked for ${req.preferCode}, this entry answers ${e.response.status})`);
     return { e, differs };
   });
   scored.sort((a, b) => a.differs.length - b.differs.length);

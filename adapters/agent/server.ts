@@ -195,6 +195,10 @@ export function createAgent(deps: AgentDeps): Agent {
       startedAt,
       startedIso: new Date().toISOString(),
     };
+    // A transition commits the library and the switch to MOCK together: a MOCK answer waits for
+    // the load of a newer library already under way (never starts one: with the database away,
+    // the library in memory keeps serving).
+    for (let i = 0; mode === 'MOCK' && loading && i < 2 && changes.version(tenant, 'library') !== libraryVersion; i++) await loading;
     const { match } = await modes[mode].handle(ex);
     metrics.requests.inc({ service: route.service.id, mode, match });
     metrics.latency.observe({ mode }, (performance.now() - startedAt) / 1000);

@@ -11,6 +11,8 @@ import { createApp } from '../http/app.js';
 import { ALL_ROUTES } from '../http/routes/index.js';
 import { bootstrapApiKey, createRuntime, mintApiKey, type Runtime } from '../runtime.js';
 import { Store } from '../store/connection.js';
+import { registerLibraryCommands } from './library.js';
+import { registerTransitionCommand } from './transition.js';
 
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -50,6 +52,7 @@ async function run(parts: { controlPlane: boolean; agent: boolean }): Promise<vo
       cradle.logger.info({ port, host: config.host }, 'control plane listening');
       cradle.health.start();
       cradle.sync.start(1000);
+      cradle.transitions.start();
       if (raw) {
         process.stdout.write(`\nNo API key existed, so one was created. It is shown once; keep it:\n\n  ${raw}\n\nUse it as: curl -H 'X-Service-Api-Key: ${raw}' http://${hostForUrl(config.host)}:${port}/services\n\n`);
       }
@@ -133,6 +136,8 @@ keys
     }
   });
 
+registerTransitionCommand(program);
+
 const license = program.command('license').description('Licence keys: Ed25519-signed {tenant, tier, exp}');
 license
   .command('keygen')
@@ -159,6 +164,8 @@ license
     const token = issueLicence({ tenant: opts.tenant, tier: opts.tier, ...(exp !== undefined && { exp }) }, readFileSync(opts.privateKey, 'utf8'));
     process.stdout.write(`${token}\n`);
   });
+
+registerLibraryCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`understudy: ${(err as Error).message}\n`);

@@ -39,3 +39,35 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
     throw new AppError('validation_error', `body: malformed JSON (${(err as Error).message})`);
   }
 }
+
+/** A request body left to the handler to read as a stream (routes with `streamBody`). @public */
+export interface BodyStream {
+  /** Lower-case media type without parameters; '' when the request named none. */
+  mediaType: string;
+  /** Content-Length when the client sent one. */
+  length: number | null;
+  /** The bytes; reading past the route's limit throws 413 `payload_too_large`. */
+  chunks: AsyncIterable<Uint8Array>;
+}
+
+/**
+ * Hands the body over as a stream: 422 when there is none, 413 when Content-Length (at once) or
+ * the bytes read (as they arrive) pass `limit`. The media type is the handler's to check.
+ */
+export function openBodyStream(ctx: Context, limit: number): BodyStream {
+  if (!hasBody(ctx)) throw new AppError('validation_error', 'body: required; send the document as the request body');
+  const header = ctx.get('content-length');
+  const length = header === '' ? null : Number(header);
+  const tooLarge = () => new AppError('payload_too_large', `body is larger than this route's limit of ${limit} bytes`);
+  if (length !== null && length > limit) throw tooLarge();
+  const req = ctx.req;
+  async function* chunks(): AsyncIterable<Uint8Array> {
+    let seen = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      seen += chunk.byteLength;
+      if (seen > limit) throw tooLarge();
+      yield chunk;
+    }
+  }
+  return { mediaType: (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase(), length, chunks: chunks() };
+}

@@ -4,7 +4,7 @@ import { tierAtLeast } from '../../kernel/domain/index.js';
 import { AppError, isAppError } from '../../kernel/errors.js';
 import type { Cradle } from '../runtime.js';
 import type { ActiveKey } from '../store/repositories/api-keys.js';
-import { JSON_BODY_LIMIT, readJsonBody } from './body.js';
+import { JSON_BODY_LIMIT, openBodyStream, readJsonBody } from './body.js';
 import type { RouteRequest, RouteResult, RouteSpec } from './route.js';
 import { Validator } from './schema.js';
 import type { TSchema } from '@sinclair/typebox';
@@ -73,9 +73,16 @@ export function compileRoute(spec: RouteSpec, cradle: Cradle): Middleware {
       throw new AppError('feature_gated', `${feature} needs the ${needTier} tier; this deployment's licence is ${licence.tier}`, { extra: { feature } });
     }
     if (spec.rateLimit) cradle.rateLimiter.hit(spec.rateLimit, ctx.ip);
-    if (mutating && !spec.allowWhileTransitioning && (cradle.modeCache.peek(tenant) ?? (await cradle.modeCache.get(tenant))) === 'TRANSITIONING') {
-      throw new AppError('transitioning', 'the service is transitioning from LEARN to MOCK and is read-only; retry shortly', { headers: { 'Retry-After': TRANSITION_RETRY_AFTER } });
-    }
+    const guard = async () => {
+      if ((cradle.modeCache.peek(tenant) ?? (await cradle.modeCache.get(tenant))) === 'TRANSITIONING') {
+        throw new AppError('transitioning', 'the service is transitioning from LEARN to MOCK and is read-only; retry shortly', { headers: { 'Retry-After': TRANSITION_RETRY_AFTER } });
+      }
+    };
+    // A repeat of an idempotent call gets its first answer even while TRANSITIONING (the first
+    // call, a transition start, is what made it so): there the guard runs after the lookup.
+    const idemKey = spec.idempotent ? ctx.get('idempotency-key') : '';
+    const guarded = mutating && !spec.allowWhileTransitioning;
+    if (guarded && !idemKey) await guard();
     const handler = spec.handler;
     if (!handler) throw new AppError('not_implemented', `${spec.method} ${spec.path} is part of the API contract but is not built yet`);
 
@@ -83,12 +90,13 @@ export function compileRoute(spec: RouteSpec, cradle: Cradle): Middleware {
     let result: RouteResult | undefined;
     let failure: unknown;
     try {
-      const raw = mutating ? await readJsonBody(ctx, bodyLimit) : undefined;
+      const stream = spec.streamBody ? openBodyStream(ctx, spec.streamBody.limit) : undefined;
+      const raw = mutating && !stream ? await readJsonBody(ctx, bodyLimit) : undefined;
       if (raw !== undefined && !body) throw new AppError('validation_error', `body: ${spec.method} ${spec.path} takes no body`);
       const req: RouteRequest = {
         params: (params ? params.parse(ctx.params) : {}) as Record<string, unknown>,
         query: (ctx.querystring === '' && emptyQuery ? emptyQuery : query ? query.parse({ ...ctx.query }) : {}) as Record<string, unknown>,
-        body: body ? body.parse(raw ?? (spec.body?.type === 'object' ? {} : raw)) : undefined,
+        body: stream ?? (body ? body.parse(raw ?? (spec.body?.type === 'object' ? {} : raw)) : undefined),
         tenant,
         tier: licence.tier,
         apiKeyId: key?.id ?? null,
@@ -97,8 +105,7 @@ export function compileRoute(spec: RouteSpec, cradle: Cradle): Middleware {
         cradle,
         ctx,
       };
-      const idemKey = spec.idempotent ? ctx.get('idempotency-key') : '';
-      result = idemKey ? await withIdempotency(cradle, ctx, idemKey, req, handler) : await handler(req);
+      result = idemKey ? await withIdempotency(cradle, ctx, idemKey, req, guarded ? async (r) => (await guard(), handler(r)) : handler) : await handler(req);
     } catch (err) {
       failure = err;
     }
@@ -123,13 +130,12 @@ async function withIdempotency(cradle: Cradle, ctx: Context, key: string, req: R
   if (!IDEMPOTENCY_KEY_RE.test(key)) throw new AppError('validation_error', 'header Idempotency-Key: 1 to 255 visible ASCII characters');
   const fingerprint = createHash('sha256').update(JSON.stringify([req.params, req.query, req.body ?? null])).digest('hex');
   const claim = await cradle.idempotency.claim(req.tenant, key, ctx.method, ctx.path, fingerprint);
-  if (claim.state === 'done') return { status: claim.status, body: claim.body, headers: { 'Idempotent-Replayed': 'true' } };
+  if (claim.state === 'done') return { status: claim.status, body: claim.body, headers: { ...claim.headers, 'Idempotent-Replayed': 'true' } };
   if (claim.state === 'mismatch') throw new AppError('idempotency_conflict', 'this Idempotency-Key was already used with a different request; use a new key');
   if (claim.state === 'in_progress') throw new AppError('idempotency_conflict', 'a request with this Idempotency-Key is still being processed; retry shortly');
   try {
     const result = await handler(req);
-    const status = result.status ?? 200;
-    await cradle.idempotency.complete(req.tenant, key, status, result.body ?? null);
+    await cradle.idempotency.complete(req.tenant, key, { status: result.status ?? 200, body: result.body ?? null, headers: result.headers });
     return result;
   } catch (err) {
     await cradle.idempotency.release(req.tenant, key);

@@ -53,6 +53,11 @@ export interface RouteSpec<P extends TObject = TObject, Q extends TObject = TObj
   body?: B;
   /** Body size limit in bytes; default 10 MiB. */
   bodyLimit?: number;
+  /**
+   * The handler reads the body itself, as a stream, up to `limit` bytes: `body` is then a
+   * {@link BodyStream} (for large documents such as seed imports; 413 past the limit).
+   */
+  streamBody?: { limit: number };
   /** Response schemas by status. */
   responses?: Record<number, { description: string; schema?: TSchema }>;
   rateLimit?: BucketName;

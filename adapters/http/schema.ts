@@ -87,5 +87,8 @@ export class Validator<S extends TSchema> {
   }
 }
 
-/** `{id}` path parameter: an id such as `svc_…`. */
-export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
+/** An id such as `svc_…`, in a path, query or body. */
+export const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
+
+/** `{id}` path parameter. */
+export const IdParam = Type.Object({ id: Id });

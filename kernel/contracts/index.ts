@@ -19,8 +19,8 @@ export type PluginKind = keyof PluginContracts;
 
 /** The members each kind's contract must have, checked at boot so a bad plugin fails early. */
 export const CONTRACT_MEMBERS: { readonly [K in PluginKind]: readonly string[] } = {
-  importer: ['format', 'mediaTypes', 'import'],
-  scrubber: ['scrub'],
+  importer: ['format', 'mediaTypes', 'binding', 'captured', 'read'],
+  scrubber: ['rules', 'visitor', 'scrub', 'scrubBatch'],
   extractor: ['produces', 'extract'],
   'drift-detector': ['compare'],
   'statechart-engine': ['validate', 'next'],

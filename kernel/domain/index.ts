@@ -80,6 +80,12 @@ export function decodeBody(body: RecordedBody | null | undefined): Buffer {
   return typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.b64, 'base64');
 }
 
+/** Connection-level headers that never cross a proxy (RFC 9110 §7.6.1), plus Host. */
+export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+
+/** Headers a stored answer never replays: hop-by-hop ones, and Content-Length (the agent frames each answer itself). */
+export const UNREPLAYED_HEADERS: ReadonlySet<string> = new Set([...HOP_BY_HOP_HEADERS, 'content-length']);
+
 /** Header name (lower-case) to value; a repeated header keeps every value, in order. */
 export type RecordedHeaders = Record<string, string | string[]>;
 
@@ -103,6 +109,8 @@ export interface MockEntry {
   response: { status: number; headers: RecordedHeaders; body: RecordedBody | null };
   /** Where it came from: `recorded`, `har`, `postman`, `openapi`, `manual`, or a plugin's name. */
   source: string;
+  /** Where in its source the entry came from, e.g. `log.entries[17]`; null when unknown. */
+  origin: string | null;
   scrubbed: boolean;
   created_at: string;
   last_hit_at: string | null;
@@ -134,4 +142,10 @@ export interface WebhookCapture {
   headers: Record<string, string>;
   body: RecordedBody;
   signature_kind: 'payments' | 'github' | 'standard' | 'generic';
+}
+
+/** A header's value as one string (repeated values joined by ", "), '' when absent; `name` lower-case. */
+export function headerValue(headers: RecordedHeaders, name: string): string {
+  const v = headers[name];
+  return Array.isArray(v) ? v.join(', ') : (v ?? '');
 }

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { StageTask } from './stage-worker.js';
+import { encodeBatch, type EncodedBatch } from './batch.js';
+import type { StageStep, StageTask } from './stage-worker.js';
 
 /** The Piscina pool CPU-heavy stages run in. @public */
 export class WorkerPool {
@@ -22,15 +23,16 @@ export class WorkerPool {
   }
 
   /**
-   * Runs one batch through a plugin export in a worker. The batch crosses as one JSON buffer,
-   * moved (not copied) both ways, so there is one round trip per batch, not per record.
+   * Runs one batch through a chain of plugin exports in one worker: one round trip per batch,
+   * not per record nor per step. The batch crosses as one moved buffer each way (the answer is
+   * left encoded until someone needs its items). `context` (small, plain data) is cloned to the
+   * worker and given to every step.
    */
-  async runBatch(task: { plugin: string; name: string; export: string; options: unknown; batch: unknown[]; signal?: AbortSignal }): Promise<unknown[]> {
-    const encoded = new TextEncoder().encode(JSON.stringify(task.batch));
-    const buffer = encoded.byteLength === encoded.buffer.byteLength ? (encoded.buffer as ArrayBuffer) : encoded.slice().buffer;
-    const payload: StageTask = { plugin: task.plugin, name: task.name, export: task.export, options: task.options, payload: buffer };
-    const result = (await this.#pool.run(payload, { transferList: [buffer], ...(task.signal && { signal: task.signal }) })) as ArrayBuffer;
-    return JSON.parse(new TextDecoder().decode(result)) as unknown[];
+  async runBatch(task: { steps: readonly StageStep[]; batch: readonly unknown[]; context?: unknown; signal?: AbortSignal }): Promise<EncodedBatch> {
+    const encoded = encodeBatch(task.batch);
+    const payload: StageTask = { steps: task.steps, context: task.context ?? null, payload: encoded.buffer };
+    const buffer = (await this.#pool.run(payload, { transferList: [encoded.buffer], ...(task.signal && { signal: task.signal }) })) as ArrayBuffer;
+    return { buffer, count: new DataView(buffer).getUint32(0) };
   }
 
   async close(): Promise<void> {

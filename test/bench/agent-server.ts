@@ -55,9 +55,9 @@ if (kind === 'bare') {
       source: 'manual',
       scrubbed: true,
     });
-    for (let i = 0; i < n; i += 5000) await cradle.mocks.createMany(cradle.tenant, Array.from({ length: Math.min(5000, n - i) }, (_, k) => entry(i + k)));
+    for (let i = 0; i < n; i += 5000) await cradle.mocks.upsertMany(cradle.tenant, Array.from({ length: Math.min(5000, n - i) }, (_, k) => entry(i + k)));
     const loopback = (await cradle.services.all(cradle.tenant)).find((s) => s.routing_value === '127.0.0.1')!;
-    await cradle.mocks.createMany(cradle.tenant, [...Array.from({ length: 200 }, (_, i) => entry(i)), entry(n - 1)].map((e) => ({ ...e, service_id: loopback.id })));
+    await cradle.mocks.upsertMany(cradle.tenant, [...Array.from({ length: 200 }, (_, i) => entry(i)), entry(n - 1)].map((e) => ({ ...e, service_id: loopback.id })));
     await cradle.tenantState.setMode(cradle.tenant, 'MOCK');
   }
   const agent = createAgent(cradle);

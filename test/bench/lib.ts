@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import autocannon from 'autocannon';
+import { Store } from '../../adapters/store/connection.js';
 
 export const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
 /** wrk generates GET load far faster than autocannon on one core; used when installed. */
@@ -113,3 +114,19 @@ export function writeSection(name: string, markdown: string): void {
   writeFileSync(DOC, re.test(doc) ? doc.replace(re, section) : `${doc.trimEnd()}\n\n${section}\n`);
   process.stdout.write(`${section}\n`);
 }
+
+/** True when PostgreSQL answers at `url` (the benches measure it beside PGlite when it does). */
+export async function pgReachable(url: string): Promise<boolean> {
+  const store = Store.open({ databaseUrl: url });
+  try {
+    await store.ping(2000);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The PostgreSQL the benches use beside PGlite: DATABASE_URL, else the local test database. */
+export const BENCH_PG_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Store, type StoreOptions } from '../../adapters/store/connection.js';
 import { ChangeFeed } from '../../adapters/store/repositories/change-versions.js';
 import { ServicesRepo } from '../../adapters/store/repositories/services.js';
-import { alternate, fmt, generator, load, machine, median, pct, startServer } from './lib.js';
+import { alternate, BENCH_PG_URL, fmt, generator, load, machine, median, pct, pgReachable, startServer } from './lib.js';
 
 const SERVER = new URL('./platform-server.js', import.meta.url).pathname;
 
@@ -60,24 +60,12 @@ async function queryBench(label: string, opts: StoreOptions) {
   }
 }
 
-async function pgReachable(url: string): Promise<boolean> {
-  const store = Store.open({ databaseUrl: url });
-  try {
-    await store.ping(2000);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await store.close();
-  }
-}
 
 /** Measures and returns the markdown section. */
 export async function platformSection(rounds: number, seconds: number): Promise<string> {
   const http = await httpBench(rounds, seconds);
   const queries = [await queryBench('PGlite (in memory)', { memory: true })];
-  const pgUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  if (await pgReachable(pgUrl)) queries.push(await queryBench('PostgreSQL 127.0.0.1', { databaseUrl: pgUrl, schema: `bench_${process.pid}` }));
+  if (await pgReachable(BENCH_PG_URL)) queries.push(await queryBench('PostgreSQL 127.0.0.1', { databaseUrl: BENCH_PG_URL, schema: `bench_${process.pid}` }));
   const rps = (k: string) => http[k]!.map((r) => r.rps);
   const ratio = median(rps('ours')) / median(rps('bare'));
   const ms = (n: number) => n.toFixed(3);

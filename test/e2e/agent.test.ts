@@ -184,7 +184,7 @@ describe('agent: LEARN, MOCK and webhook capture over real sockets', () => {
   it('MOCK answers from the library with the upstream stopped: exact before template, query and body matchers, near misses', async () => {
     const { mocks, tenant } = h.runtime.cradle;
     const base = { service_id: svc, service_upstream_id: upstream.url, source: 'manual', scrubbed: true, body_matcher: null, query: null };
-    await mocks.createMany(tenant, [
+    await mocks.upsertMany(tenant, [
       { ...base, method: 'GET', path: '/v1/customers/cus_1', uri_template: '/v1/customers/{customer_id}', response: { status: 200, headers: { 'content-type': 'application/json' }, body: '{"id":"cus_1","template":true}' } },
       { ...base, method: 'GET', path: '/v1/customers/cus_vip', response: { status: 200, headers: { 'content-type': 'application/json' }, body: '{"id":"cus_vip"}' } },
       { ...base, method: 'GET', path: '/v1/search', query: { q: ['shoes'] }, response: { status: 200, headers: {}, body: 'shoes' } },
@@ -228,9 +228,22 @@ describe('agent: LEARN, MOCK and webhook capture over real sockets', () => {
     assert.equal(find('GET', '/v1/customer/cus_1').mocked, false);
   });
 
+  it('answers in MOCK from a library committed just before the request, never the one it replaces', async () => {
+    const { mocks, tenant } = h.runtime.cradle;
+    // A library large enough that loading it takes longer than a request's round trip (on
+    // PostgreSQL; PGlite runs its queries on this thread, so there the request waits anyway).
+    const filler = Array.from({ length: 5000 }, (_, i) => ({ service_id: 'svc_filler', service_upstream_id: upstream.url, source: 'manual', scrubbed: true, body_matcher: null, query: null, method: 'GET', path: `/filler/${i}`, response: { status: 200, headers: {}, body: 'x'.repeat(200) } }));
+    await mocks.upsertMany(tenant, filler);
+    for (let i = 0; i < 5; i++) {
+      await mocks.upsertMany(tenant, [{ service_id: svc, service_upstream_id: upstream.url, source: 'manual', scrubbed: true, body_matcher: null, query: null, method: 'GET', path: `/v1/just-committed/${i}`, response: { status: 200, headers: {}, body: `fresh ${i}` } }]);
+      const res = await send(h.agentUrl, { path: `/up/v1/just-committed/${i}` });
+      assert.deepEqual([res.status, res.body.toString()], [200, `fresh ${i}`]);
+    }
+  });
+
   it('reloads the library at once when it changes', async () => {
     const { mocks, tenant } = h.runtime.cradle;
-    await mocks.createMany(tenant, [{ service_id: svc, service_upstream_id: upstream.url, source: 'manual', scrubbed: true, body_matcher: null, query: null, method: 'GET', path: '/v1/fresh', response: { status: 200, headers: {}, body: 'fresh' } }]);
+    await mocks.upsertMany(tenant, [{ service_id: svc, service_upstream_id: upstream.url, source: 'manual', scrubbed: true, body_matcher: null, query: null, method: 'GET', path: '/v1/fresh', response: { status: 200, headers: {}, body: 'fresh' } }]);
     for (let i = 0; i < 20 && (await send(h.agentUrl, { path: '/up/v1/fresh' })).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal((await send(h.agentUrl, { path: '/up/v1/fresh' })).body.toString(), 'fresh');
     const onboarding = await h.call('GET', '/v1/onboarding/status');
@@ -312,7 +325,7 @@ describe('agent with the database away', () => {
     const mocked = String((await suite.h.call('POST', '/services', { body: { name: 'm', upstream_url: suite.upstream.url, routing_type: 'path_prefix', routing_value: '/m', mode_override: 'mock' } })).body.id);
     const learned = String((await suite.h.call('POST', '/services', { body: { name: 'l', upstream_url: suite.upstream.url, routing_type: 'path_prefix', routing_value: '/l' } })).body.id);
     const { mocks, tenant, store } = suite.h.runtime.cradle;
-    await mocks.createMany(tenant, [{ service_id: mocked, service_upstream_id: suite.upstream.url, source: 'manual', scrubbed: true, body_matcher: null, query: null, method: 'GET', path: '/a', response: { status: 200, headers: {}, body: 'from memory' } }]);
+    await mocks.upsertMany(tenant, [{ service_id: mocked, service_upstream_id: suite.upstream.url, source: 'manual', scrubbed: true, body_matcher: null, query: null, method: 'GET', path: '/a', response: { status: 200, headers: {}, body: 'from memory' } }]);
     for (let i = 0; i < 20 && (await send(suite.h.agentUrl, { path: '/m/a' })).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
     await store.knex.destroy();
     assert.equal((await send(suite.h.agentUrl, { path: '/m/a' })).body.toString(), 'from memory');

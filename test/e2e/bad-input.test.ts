@@ -7,8 +7,11 @@ import { startHarness, type Harness } from '../helpers/harness.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+/** Well-formed ids of nothing (a malformed id is 404 before the body is looked at). */
+const SAMPLE_PARAMS: Record<string, string> = { key: 'mock_latency_ms', webhook_id: 'wh_00000000000000aa', format: 'nope' };
+
 function concrete(path: string): string {
-  return path.replace(/\{([a-z_]+)\}/g, (_, name: string) => (name === 'key' ? 'mock_latency_ms' : `${name}_missing0001`));
+  return path.replace(/\{([a-z_]+)\}/g, (_, name: string) => SAMPLE_PARAMS[name] ?? `${name}_missing0001`);
 }
 
 interface Case {
@@ -46,7 +49,13 @@ function casesFor(spec: RouteSpec, allMethodsOfPath: Set<string>): Case[] {
   }
   if (spec.method === 'GET') return out;
   const json = { 'Content-Type': 'application/json' };
-  if (spec.body) {
+  if (spec.streamBody) {
+    // Routes that read their document as a stream: the format decides what it must look like.
+    if (spec.params) return [...out, { name: `${label}: no importer for the format`, method: spec.method, path, init: { body: '{}', headers: json }, status: 404, code: 'not_found' }];
+    out.push({ name: `${label}: not a document of its format`, method: spec.method, path, init: { body: '{"x":1}', headers: json }, status: 422, code: 'validation_error' });
+    out.push({ name: `${label}: no body`, method: spec.method, path, init: { headers: json }, status: 422, code: 'validation_error' });
+    out.push({ name: `${label}: text/plain`, method: spec.method, path, init: { body: '{}', headers: { 'Content-Type': 'text/plain' } }, status: 415, code: 'unsupported_media_type' });
+  } else if (spec.body) {
     out.push({ name: `${label}: malformed JSON`, method: spec.method, path, init: { body: '{"name": ', headers: json }, status: 422, code: 'validation_error' });
     out.push({ name: `${label}: JSON array`, method: spec.method, path, init: { body: '[1,2]', headers: json }, status: 422, code: 'validation_error' });
     out.push({ name: `${label}: wrong types`, method: spec.method, path, init: { body: JSON.stringify({ name: 7, mode: 7, value: undefined, api_key: 7, routing_type: 1 }), headers: json }, status: 422, code: 'validation_error' });

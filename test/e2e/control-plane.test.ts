@@ -201,8 +201,8 @@ describe('control plane over real sockets', () => {
   });
 
   it('answers 501 not_implemented on declared routes that are not built, after auth', async () => {
-    assert.equal((await h.call('GET', '/mocks', { key: null })).status, 401);
-    const res = await h.call('GET', '/mocks');
+    assert.equal((await h.call('GET', '/insights', { key: null })).status, 401);
+    const res = await h.call('GET', '/insights');
     assert.equal(res.status, 501);
     assert.equal(res.body.error_code, 'not_implemented');
   });
@@ -221,8 +221,10 @@ describe('control plane over real sockets', () => {
     assert.ok(paths['/services']!.post!.requestBody, 'built routes carry their request schema');
     assert.equal(paths['/v1/sequences/statecharts']!.get!.deprecated, true);
     assert.equal(paths['/v1/statecharts']!.get!.deprecated, undefined);
-    assert.equal(paths['/mocks']!.get!['x-not-implemented'], true);
-    assert.ok((paths['/mocks']!.get!.responses as Record<string, unknown>)['501']);
+    assert.equal(paths['/insights']!.get!['x-not-implemented'], true);
+    assert.ok((paths['/insights']!.get!.responses as Record<string, unknown>)['501']);
+    const mocks = (paths['/mocks']!.get!.responses as Record<string, { content: Record<string, { schema: { properties: { data: { items: { properties: Record<string, unknown> } } } } }> }>)['200']!;
+    assert.ok(mocks.content['application/json']!.schema.properties.data.items.properties.uri_template, 'the mock entry model is documented');
     assert.equal(paths['/v1/drift/events']!.get!['x-tier'], 'pro');
     assert.equal(paths['/services']!.get!['x-not-implemented'], undefined);
   });

@@ -14,7 +14,7 @@ describe('rate limits', () => {
   it('answers 429 rate_limited naming the bucket, per named bucket and overall', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await h.call('POST', '/v1/transition/start', { body: {} })).status);
-    assert.deepEqual(statuses, [501, 501, 501, 429]);
+    assert.deepEqual(statuses, [422, 422, 422, 429]);
     const limited = await h.call('POST', '/v1/transition/start', { body: {} });
     assert.equal(limited.body.error_code, 'rate_limited');
     assert.match(String(limited.body.detail), /transition_start/);

@@ -66,7 +66,7 @@ export async function startHarness(opts: { tier?: Tier; env?: Record<string, str
     AGENT_PORT: '0',
     SERVICE_DATA_DIR: dataDir,
     SERVICE_BOOTSTRAP_API_KEY: apiKey,
-    SERVICE_RATE_LIMITS: 'global=1000000',
+    SERVICE_RATE_LIMITS: 'global=1000000,transition_start=1000000,normalize=1000000',
     SERVICE_WORKERS: '1',
     LOG_LEVEL: 'info',
     ...opts.env,
@@ -94,6 +94,7 @@ export async function startHarness(opts: { tier?: Tier; env?: Record<string, str
   runtime.cradle.config.agentUrl = agentUrl;
   const url = `http://127.0.0.1:${await listen(api)}`;
   runtime.cradle.health.start();
+  runtime.cradle.transitions.start();
 
   return {
     runtime,

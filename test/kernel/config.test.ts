@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadProcessConfig, mergeTenantConfig, validateTenantSetting } from '../../kernel/config.js';
+import { checkedTenantConfig, loadProcessConfig, mergeTenantConfig, validateTenantSetting } from '../../kernel/config.js';
 import { generateLicenceKeyPair, issueLicence, verifyLicence } from '../../kernel/license.js';
 
 describe('config', () => {
@@ -19,6 +19,43 @@ describe('config', () => {
     assert.equal(validateTenantSetting('mock_latency_ms', 10), 10);
     assert.throws(() => validateTenantSetting('mock_latency_ms', '10'), /mock_latency_ms/);
     assert.throws(() => validateTenantSetting('nope', 1), /unknown config key 'nope'/);
+  });
+
+  it('checks stored overrides again as it reads them: what is no longer valid is left out, and said where, never what', () => {
+    const stored = {
+      mock_latency_ms: 'slow',
+      require_scrubbing: true,
+      scrub_rules: {
+        '*': { disable: 'email', keys: { ssn_like: 'redact', 'secret-x': 'shred' }, patterns: { order_id: 'ord_[0-9]{6}', old: '(?=SECRETPATTERN)x', wide: '\\w{2,1000}\\d', Bad: 'x' } },
+        svc_1: { keys: { internal: 'keep' }, extra: 1 },
+        'not a service id': { keys: { a: 'redact' } },
+        svc_2: 'none',
+      },
+    };
+    const { config, problems } = checkedTenantConfig(stored);
+    assert.equal(config.mock_latency_ms, 0, 'an invalid value gives way to the default');
+    assert.equal(config.require_scrubbing, true);
+    assert.deepEqual(config.scrub_rules, { '*': { keys: { ssn_like: 'redact' }, patterns: { order_id: 'ord_[0-9]{6}' } }, svc_1: { keys: { internal: 'keep' } } });
+    assert.deepEqual(problems, [
+      'mock_latency_ms: the stored value is not valid; the default is used',
+      'scrub_rules: *.disable: not a list of rule names; ignored (every rule applies)',
+      'scrub_rules: *.keys: 1 entry not a key name → pseudonymize | redact | keep, ignored',
+      'scrub_rules: *.patterns.old: no longer a pattern the service runs (RE2 syntax, a program of at most 100 instructions, not matching the empty string); ignored',
+      'scrub_rules: *.patterns.wide: no longer a pattern the service runs (RE2 syntax, a program of at most 100 instructions, not matching the empty string); ignored',
+      'scrub_rules: *.patterns: a pattern whose name is not a rule name is ignored',
+      'scrub_rules: svc_1: an unknown field is ignored',
+      'scrub_rules: a layer whose key is not a service id or * is ignored',
+      'scrub_rules: svc_2: not an object of rules; ignored',
+    ]);
+    assert.ok(!problems.join().includes('SECRETPATTERN') && !problems.join().includes('shred') && !problems.join().includes('slow'));
+    assert.deepEqual(checkedTenantConfig({ scrub_rules: [1] }).config.scrub_rules, {});
+    assert.deepEqual(mergeTenantConfig({ scrub_rules: stored.scrub_rules }).scrub_rules, config.scrub_rules);
+    assert.deepEqual(checkedTenantConfig({ scrub_rules: { '*': { patterns: { a: 'b' } } } }).problems, []);
+  });
+
+  it('refuses a scrub pattern RE2 cannot run, or one too costly, when it is written', () => {
+    assert.throws(() => validateTenantSetting('scrub_rules', { '*': { patterns: { look: '(?=a)b' } } }), /patterns\.look: not a regular expression the service runs \(RE2 syntax/);
+    assert.throws(() => validateTenantSetting('scrub_rules', { '*': { patterns: { wide: '[a-z]{500}' } } }), /patterns\.wide: too costly/);
   });
 });
 

@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import { createKernel } from '../../kernel/kernel.js';
 import { definePlugin, PluginRegistry, loadPluginModules } from '../../kernel/plugin.js';
+import { newPseudonymKey } from '../../kernel/scrub/pseudonym.js';
 import { BUILTIN_PLUGIN_MODULES } from '../../plugins/index.js';
+import { trafficRecord } from '../helpers/traffic.js';
 
 const parser = (name: string, extra: Partial<Parameters<typeof definePlugin>[0]> = {}) =>
   definePlugin({
@@ -34,7 +36,11 @@ describe('plugin registry', () => {
       assert.deepEqual(plugin.options, { replacement: '#' });
       assert.equal(plugin.source, FIXTURE.href);
       const scrubber = kernel.plugins.ofKind('scrubber')[0]!.instance;
-      assert.deepEqual(scrubber.scrub({ card: '4242 4242' }, { tenantKey: new Uint8Array(), rules: {} }).record, { card: '#### ####' });
+      const record = trafficRecord({ uri: '/cards/1', response: { body: { card: '4242 4242' } } });
+      const { record: scrubbed, findings } = scrubber.scrub(record, { tenantKey: newPseudonymKey(), rules: { disable: [], keys: {}, patterns: {} } });
+      assert.deepEqual(JSON.parse(String(scrubbed.response!.body)), { card: '#### ####' });
+      assert.equal(scrubbed.request.uri, '/cards/1', 'only bodies');
+      assert.deepEqual(findings, [{ path: 'response.body.card', rule: 'digits' }]);
     } finally {
       await kernel.close();
     }

@@ -1,12 +1,10 @@
-import { decodeBody } from '../../../kernel/domain/index.js';
+import { decodeBody, UNREPLAYED_HEADERS } from '../../../kernel/domain/index.js';
 import { AppError } from '../../../kernel/errors.js';
 import type { MockEntry } from '../../../kernel/domain/index.js';
 import type { ModeHandler } from '../exchange.js';
 import { sendError } from '../exchange.js';
-import type { MockLibrary, NearMiss } from '../library.js';
+import { preferredCode, type MockLibrary, type NearMiss } from '../library.js';
 
-/** Response headers a mock never replays: the agent sets its own framing. */
-const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
 /** Prepared answers, built once per entry: status, header list and body bytes. */
 const prepared = new WeakMap<MockEntry, { headers: string[]; body: Buffer }>();
@@ -16,7 +14,7 @@ function answerOf(entry: MockEntry) {
   if (!p) {
     const headers: string[] = [];
     for (const [name, value] of Object.entries(entry.response.headers)) {
-      if (FRAMING.has(name.toLowerCase())) continue;
+      if (UNREPLAYED_HEADERS.has(name.toLowerCase())) continue;
       for (const v of Array.isArray(value) ? value : [value]) headers.push(name, v);
     }
     const body = decodeBody(entry.response.body);
@@ -37,7 +35,8 @@ export function mockMode(deps: {
   return {
     mode: 'MOCK',
     async handle(ex) {
-      const result = deps.library().match(ex.service.id, { method: ex.method, path: ex.path, query: new URLSearchParams(ex.search), body: ex.body });
+      const prefer = ex.req.headers.prefer;
+      const result = deps.library().match(ex.service.id, { method: ex.method, path: ex.path, query: new URLSearchParams(ex.search), body: ex.body, preferCode: typeof prefer === 'string' ? preferredCode(prefer) : undefined });
       const delay = deps.latencyMs();
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       if (!result.entry) {

@@ -1,17 +1,20 @@
 import { Type } from '@sinclair/typebox';
-import { createRequire } from 'node:module';
+import { PACKAGE_VERSION } from '../../version.js';
 import { buildOpenApi } from '../openapi.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { healthRoutes } from './health.js';
+import { libraryRoutes } from './library.js';
 import { modeRoutes } from './mode.js';
 import { operationalRoutes } from './operational.js';
 import { plannedRoutes } from './planned.js';
+import { scrubRoutes } from './scrub.js';
+import { seedRoutes } from './seed.js';
 import { servicesRoutes } from './services.js';
 import { trafficRoutes } from './traffic.js';
+import { transitionRoutes } from './transition.js';
+import { webhooksRoutes } from './webhooks.js';
 
-const { version } = createRequire(import.meta.url)('../../../../package.json') as { version: string };
-
-const built: RouteSpec[] = [...healthRoutes, ...modeRoutes, ...servicesRoutes, ...operationalRoutes, ...trafficRoutes];
+const built: RouteSpec[] = [...healthRoutes, ...modeRoutes, ...servicesRoutes, ...operationalRoutes, ...trafficRoutes, ...webhooksRoutes, ...libraryRoutes, ...seedRoutes, ...transitionRoutes, ...scrubRoutes];
 
 const metricsRoute = defineRoute({
   method: 'GET',
@@ -32,7 +35,7 @@ const openApiRoute = defineRoute({
   tag: 'meta',
   auth: false,
   responses: { 200: { description: 'The document', schema: Type.Object({ openapi: Type.String() }, { additionalProperties: true }) } },
-  handler: () => ({ body: (document ??= buildOpenApi(ALL_ROUTES, version)) }),
+  handler: () => ({ body: (document ??= buildOpenApi(ALL_ROUTES, PACKAGE_VERSION)) }),
 });
 
 /** Every route of the control plane, built and planned. @public */

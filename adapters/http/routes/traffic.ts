@@ -1,10 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { MockLibrary } from '../../agent/library.js';
 import { defineRoute, type RouteSpec } from '../route.js';
-import { ListEnvelope, listEnvelope, Pagination } from '../schema.js';
+import { Id, ListEnvelope, listEnvelope, Pagination } from '../schema.js';
 
 const ISO = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})?)?$';
-const Id = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' });
 const Body = Type.Union([Type.String(), Type.Object({ b64: Type.String(), size_bytes: Type.Integer() })]);
 const Headers = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]));
 

@@ -1,6 +1,9 @@
 import type { Knex } from 'knex';
 import * as m001 from './001-platform.js';
 import * as m002 from './002-agent.js';
+import * as m003 from './003-library.js';
+import * as m004 from './004-replay-and-paging.js';
+import * as m005 from './005-transition.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -11,6 +14,9 @@ interface Migration {
 const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['001-platform', m001],
   ['002-agent', m002],
+  ['003-library', m003],
+  ['004-replay-and-paging', m004],
+  ['005-transition', m005],
 ];
 
 /** A knex migration source over the list above, so migrations need no directory scan. */

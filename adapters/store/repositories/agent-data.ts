@@ -48,6 +48,28 @@ export class AgentDataRepo {
     });
   }
 
+  /** Captures of a service, newest first, optionally of one signature kind. */
+  async webhookPage(tenant: string, serviceId: string, limit: number, offset: number, kind?: WebhookCapture['signature_kind']): Promise<Page<WebhookCapture>> {
+    return this.store.withTenant(tenant, async (trx) => {
+      const base = () => {
+        const q = trx('webhooks').where({ service_id: serviceId });
+        if (kind) q.where({ signature_kind: kind });
+        return q;
+      };
+      const [rows, [{ count }]] = await Promise.all([
+        base().select('record').orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
+        base().count({ count: '*' }),
+      ]);
+      return { data: rows.map((r: { record: unknown }) => json<WebhookCapture>(r.record)), total: Number(count) };
+    });
+  }
+
+  /** One capture of a service, or null (also when another tenant owns it: RLS hides it). */
+  async webhook(tenant: string, serviceId: string, id: string): Promise<WebhookCapture | null> {
+    const row = await this.store.withTenant(tenant, (trx) => trx('webhooks').where({ id, service_id: serviceId }).first('record'));
+    return row ? json<WebhookCapture>(row.record) : null;
+  }
+
   /** Inserts traffic records; ones already present (same id) are skipped. Returns how many were new. */
   async importTraffic(tenant: string, records: readonly TrafficRecord[]): Promise<number> {
     if (!records.length) return 0;
@@ -87,6 +109,12 @@ export class AgentDataRepo {
       ]);
       return { data: rows.map((r: { record: unknown }) => json<TrafficRecord>(r.record)), total: Number(count) };
     });
+  }
+
+  /** Every imported traffic record of a service, oldest first (what a transition reads). */
+  async trafficOfService(tenant: string, serviceId: string): Promise<TrafficRecord[]> {
+    const rows = await this.store.withTenant(tenant, (trx) => trx('traffic').where({ service_id: serviceId }).select('record').orderBy([{ column: 'recorded_at' }, { column: 'id' }]));
+    return rows.map((r: { record: unknown }) => json<TrafficRecord>(r.record));
   }
 
   /** Adds counts the agent gathered since its last flush. */

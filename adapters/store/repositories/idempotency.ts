@@ -6,7 +6,7 @@ const TTL_MS = 24 * 60 * 60 * 1000;
 /** What a key lookup finds. */
 export type IdempotencyClaim =
   | { state: 'new' }
-  | { state: 'done'; status: number; body: unknown }
+  | { state: 'done'; status: number; body: unknown; headers: Record<string, string> }
   | { state: 'in_progress' }
   | { state: 'mismatch' };
 
@@ -29,15 +29,17 @@ export class IdempotencyRepo {
         .ignore()
         .returning('key');
       if (inserted.length) return { state: 'new' };
-      const row = await trx('idempotency_keys').where({ key }).first('method', 'path', 'request_hash', 'status', 'response_body');
+      const row = await trx('idempotency_keys').where({ key }).first('method', 'path', 'request_hash', 'status', 'response_body', 'response_headers');
       if (!row || row.method !== method || row.path !== path || row.request_hash !== requestHash) return { state: 'mismatch' };
       if (row.status === null || row.status === undefined) return { state: 'in_progress' };
-      return { state: 'done', status: Number(row.status), body: json(row.response_body) };
+      return { state: 'done', status: Number(row.status), body: json(row.response_body), headers: json<Record<string, string> | null>(row.response_headers) ?? {} };
     });
   }
 
-  async complete(tenant: string, key: string, status: number, body: unknown): Promise<void> {
-    await this.store.withTenant(tenant, (trx) => trx('idempotency_keys').where({ key }).update({ status, response_body: JSON.stringify(body ?? null) }));
+  /** Stores the answer a repeat will get: status, body and headers. */
+  async complete(tenant: string, key: string, answer: { status: number; body: unknown; headers?: Record<string, string> | undefined }): Promise<void> {
+    const { status, body, headers } = answer;
+    await this.store.withTenant(tenant, (trx) => trx('idempotency_keys').where({ key }).update({ status, response_body: JSON.stringify(body ?? null), response_headers: JSON.stringify(headers ?? {}) }));
   }
 
   async release(tenant: string, key: string): Promise<void> {

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 
 const MAIN = new URL('../../../adapters/cli/main.js', import.meta.url).pathname;
+const ROOT = new URL('../../../../', import.meta.url).pathname;
 const dirs: string[] = [];
 function tempDir(): string {
   const d = mkdtempSync(path.join(tmpdir(), 'understudy-cli-'));
@@ -47,22 +50,45 @@ function serve(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: num
  * Runs the README's "first five minutes" block as written, with the printed key and this run's
  * ports; every curl must get a status below 400.
  */
-function runReadmeWalkthrough(key: string, port: number, agentPort: number): void {
+function runReadmeWalkthrough(key: string, port: number, agentPort: number, upstreamPort: number): void {
   const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
   const blockAfter = (heading: string) => /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf(heading)))![1]!;
   const first = blockAfter('## The first five minutes');
   assert.match(first, /^KEY=usk_\.\.\./m);
-  const ports = (text: string) => text.replaceAll('127.0.0.1:8000', `127.0.0.1:${port}`).replaceAll('127.0.0.1:8080', `127.0.0.1:${agentPort}`);
-  // The first block must see only successes; the agent block shows a deliberate 404 (no mock).
+  const ports = (text: string) => text.replaceAll('127.0.0.1:8000', `127.0.0.1:${port}`).replaceAll('127.0.0.1:8080', `127.0.0.1:${agentPort}`).replaceAll('9099', String(upstreamPort));
+  // The first block must see only successes; the agent block shows a deliberate 404 (no mock),
+  // the webhook block a deliberate 400 (the replay guard refusing cloud metadata); the
+  // transition block (its upstream stopped whatever happens) must succeed throughout.
   for (const [script, below] of [
     [ports(first.replace(/^KEY=usk_\.\.\..*$/m, `KEY=${key}`)), 400],
     [`KEY=${key}\n${ports(blockAfter('## Recording through the agent'))}`, 405],
+    [`KEY=${key}\n${ports(blockAfter('## Webhooks: capture, inspect, replay'))}`, 401],
+    [`KEY=${key}\n${ports(blockAfter('## Cold start: a HAR, a Postman collection and an OpenAPI file'))}`, 400],
+    [`trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\nKEY=${key}\n${ports(blockAfter('## From recordings to mocks'))}`, 400],
   ] as const) {
     const guard = `set -e\ncurl() { local out; out=$(command curl -w '\\n%{http_code}' "$@"); echo "$out"; [ "\${out##*$'\\n'}" -lt ${below} ]; }\n`;
-    const res = spawnSync('bash', ['-c', guard + script], { encoding: 'utf8', timeout: 60_000 });
+    const res = spawnSync('bash', ['-c', guard + script], { encoding: 'utf8', timeout: 60_000, cwd: ROOT });
     assert.equal(res.status, 0, `README walk-through failed:\n${res.stdout}\n${res.stderr}`);
     assert.ok((res.stdout.match(/^\d{3}$/gm) ?? []).length >= (script.match(/^curl /gm) ?? []).length);
+    if (script.includes('/v1/transition/start')) {
+      // The last two answers come from the mock library: scrubbed, the unseen id by its template.
+      const answers = res.stdout.split('\n').filter((l) => l.startsWith('{')).slice(-2);
+      for (const a of answers) {
+        assert.match(a, /"object":"customer"/);
+        assert.doesNotMatch(a, /jane\.doe@example\.com|4242 4242 4242 4242/);
+      }
+    }
   }
+}
+
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 function stop(child: ChildProcess): Promise<void> {
@@ -79,7 +105,7 @@ describe('understudy CLI', () => {
   });
 
   it('shows --help for every command', () => {
-    for (const args of [[], ['serve'], ['control-plane'], ['agent'], ['migrate'], ['keys', 'create'], ['license', 'keygen'], ['license', 'issue']]) {
+    for (const args of [[], ['serve'], ['control-plane'], ['agent'], ['migrate'], ['keys', 'create'], ['transition'], ['license', 'keygen'], ['license', 'issue'], ['import'], ['export']]) {
       const res = cli([...args, '--help'], process.env);
       assert.equal(res.status, 0, args.join(' '));
       assert.match(res.stdout, /Usage: understudy/);
@@ -88,8 +114,11 @@ describe('understudy CLI', () => {
 
   it('serve starts on PGlite, prints the first key once, and the key works', async () => {
     const dataDir = tempDir();
+    let shopId: string | undefined;
+    let petsId: string | undefined;
     // How fast it starts is measured by `npm run bench`, not asserted here.
-    const { child, port, stdout } = await serve(baseEnv(dataDir));
+    // The README's webhook section replays to the agent on this machine, as it tells the reader to.
+    const { child, port, stdout } = await serve(baseEnv(dataDir, { SERVICE_ALLOW_LOCAL_REPLAY: '1' }));
     try {
       const key = /usk_[0-9A-Za-z]{40}/.exec(stdout())?.[0];
       assert.ok(key, 'a key was printed');
@@ -97,10 +126,29 @@ describe('understudy CLI', () => {
       assert.equal(res.status, 200);
       const logLines = stdout().split('\n').filter((l) => l.startsWith('{'));
       assert.ok(logLines.every((l) => !l.includes(key)), 'the key is printed, never logged');
-      runReadmeWalkthrough(key, port, Number(/"port":(\d+)[^\n]*agent listening/.exec(stdout())![1]));
+      runReadmeWalkthrough(key, port, Number(/"port":(\d+)[^\n]*agent listening/.exec(stdout())![1]), await freePort());
+      // The walk-through answered from its imports (the shop's products came back from the HAR) and its transition.
+      const products = await fetch(`http://127.0.0.1:${port}/mocks?limit=500`, { headers: { 'X-Service-Api-Key': key } });
+      const entries = ((await products.json()) as { data: { source: string; service_id: string }[] }).data;
+      assert.deepEqual([...new Set(entries.map((e) => e.source))].sort(), ['har', 'openapi', 'postman', 'recorded']);
+      shopId = entries.find((e) => e.source === 'har')!.service_id;
+      petsId = entries.find((e) => e.source === 'openapi')!.service_id;
     } finally {
       await stop(child);
     }
+    // Offline, with the server stopped (PGlite belongs to one process): import and export.
+    const imported = cli(['import', 'har', path.join(ROOT, 'test/fixtures/har/shop.har'), '--service', shopId!], baseEnv(dataDir));
+    assert.equal(imported.status, 0, imported.stderr);
+    assert.deepEqual(JSON.parse(imported.stdout).updated, 6, 'the same HAR again updates its entries');
+    const truncated = path.join(tempDir(), 'broken.json');
+    writeFileSync(truncated, readFileSync(path.join(ROOT, 'test/fixtures/postman/petstore-expanded-v2.1.json'), 'utf8').slice(0, 3000));
+    const refused = cli(['import', 'postman', truncated, '--service', petsId!], baseEnv(dataDir));
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /^understudy: validation_error: document: malformed JSON at its end \(truncated\?\)/);
+    const out = path.join(tempDir(), 'library.har');
+    const exported = cli(['export', '--out', out, '--format', 'har', '--all'], baseEnv(dataDir));
+    assert.equal(exported.status, 0, exported.stderr);
+    assert.ok((JSON.parse(readFileSync(out, 'utf8')) as { log: { entries: unknown[] } }).log.entries.length >= 14);
     // A second start finds the key and prints none; `keys create` then mints another.
     const again = await serve(baseEnv(dataDir));
     await stop(again.child);
