@@ -20,7 +20,7 @@ import type { JobOutcome, TransitionJob, TransitionJobsRepo } from '../adapters/
 import type { SyncLayer } from '../adapters/volume/sync.js';
 import type { Endpoint } from './extract.js';
 import { promoteEndpoints, type PromoteCounts } from './promote.js';
-import { transitionPipeline, type EndpointSink } from './transition.js';
+import { TRANSITION_STAGES, transitionPipeline, type EndpointSink } from './transition.js';
 
 /** What the runner takes from the container. */
 export interface TransitionDeps {
@@ -214,6 +214,10 @@ export class TransitionRunner {
       const prepared = await this.#prepare(job.service_id);
       const total = prepared.records.length;
       if (!total) throw new AppError('invalid_state', noTraffic(prepared));
+      // The total is on the job row before any stage runs: throttled progress writes may lose the
+      // race with promote's commit (they only touch a running job), and the job must still say it.
+      progress.push({ progress: 0, current_stage: TRANSITION_STAGES[0], records_processed: 0, records_total: total });
+      await progress.flush();
       const warnings: string[] = [];
       const promote: EndpointSink = async (endpoints: Endpoint[]) => {
         concluded = await transitionJobs.conclude(tenant, job.job_id, this.#owner, async (trx) => {
