@@ -65,7 +65,7 @@ interface Prepared {
  * thrown while handling records is named by its stage and type only, since its message may
  * quote the data (a JSON parse error quotes its input).
  */
-export function failureReason(err: unknown): string {
+function failureReason(err: unknown): string {
   if (err instanceof PipelineStageError) {
     const cause = err.cause as { message?: unknown; name?: unknown } | undefined;
     const text = typeof cause?.message === 'string' ? cause.message : '';

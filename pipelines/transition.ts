@@ -19,7 +19,7 @@ const bodyLength = (body: unknown): number => (typeof body === 'string' ? body.l
  * What a traffic record weighs in a batch: its bodies, URI and a little for the rest. Anything
  * else (an endpoint after extract) weighs the little.
  */
-export function recordBytes(item: unknown): number {
+function recordBytes(item: unknown): number {
   const r = item as { request?: { uri?: unknown; body?: unknown }; response?: { body?: unknown } | null } | null;
   return 1024 + bodyLength(r?.request?.body) + bodyLength(r?.response?.body) + (typeof r?.request?.uri === 'string' ? r.request.uri.length : 0);
 }

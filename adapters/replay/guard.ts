@@ -100,7 +100,7 @@ function embeddedIPv4(ip: ipaddr.IPv6): string | 'refuse' | null {
 }
 
 /** The URL, or 422 before anything else happens: absolute, http or https, no credentials. */
-export function parseTarget(raw: string): URL {
+function parseTarget(raw: string): URL {
   let url: URL;
   try {
     url = new URL(raw);

@@ -9,7 +9,7 @@ import type { CheckedTarget } from './guard.js';
 export const SIGNATURE_HEADERS: readonly string[] = ['payments-signature', 'x-hub-signature-256', 'x-hub-signature', 'webhook-signature'];
 
 /** Largest target response body kept in a replay result. */
-export const REPLAY_RESPONSE_CAP = 1024 * 1024;
+const REPLAY_RESPONSE_CAP = 1024 * 1024;
 
 /** What a replay answers (SPEC "Replay result"). @public */
 export interface ReplayResult {
@@ -27,7 +27,7 @@ export interface ReplayResult {
  * The captured request as it is replayed: every header but hop-by-hop ones (and signature ones
  * unless preserved), in capture order; the body byte for byte.
  */
-export function replayRequest(capture: WebhookCapture, preserveSignature: boolean): { headers: Record<string, string>; body: Buffer } {
+function replayRequest(capture: WebhookCapture, preserveSignature: boolean): { headers: Record<string, string>; body: Buffer } {
   const listed = new Set(
     String(capture.headers.connection ?? '')
       .split(',')

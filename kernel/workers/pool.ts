@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { encodeBatch, type EncodedBatch } from './batch.js';
+import { batchCount, encodeBatch, type EncodedBatch } from './batch.js';
 import type { StageStep, StageTask } from './stage-worker.js';
 
 /** The Piscina pool CPU-heavy stages run in. @public */
@@ -32,7 +32,7 @@ export class WorkerPool {
     const encoded = encodeBatch(task.batch);
     const payload: StageTask = { steps: task.steps, context: task.context ?? null, payload: encoded.buffer };
     const buffer = (await this.#pool.run(payload, { transferList: [encoded.buffer], ...(task.signal && { signal: task.signal }) })) as ArrayBuffer;
-    return { buffer, count: new DataView(buffer).getUint32(0) };
+    return { buffer, count: batchCount(buffer) };
   }
 
   async close(): Promise<void> {

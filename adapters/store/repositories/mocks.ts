@@ -33,7 +33,7 @@ export function matchKey(m: Pick<MockInput, 'service_id' | 'method' | 'path' | '
 }
 
 /** What request an entry answers (its {@link matchKey} without the status). @public */
-export function requestKey(m: Pick<MockInput, 'service_id' | 'method' | 'path' | 'query' | 'body_matcher'>): string {
+function requestKey(m: Pick<MockInput, 'service_id' | 'method' | 'path' | 'query' | 'body_matcher'>): string {
   return keyOf(m, []);
 }
 
