@@ -3,7 +3,7 @@ import { encodeBody, headerValue, type RecordedBody, type RecordedHeaders } from
 
 /** Most bytes a compressed body is inflated to for scrubbing: tenant config `record_max_body_bytes`' default (20 MiB). @public */
 export const MAX_INFLATED_BYTES = 20 * 1024 * 1024;
-/** A compressed body may inflate to at most this many times its own size (and to 1 MiB whatever its size). @public */
+/** A compressed body may inflate to at most this many times its own size (and to 1 MiB whatever its size). */
 const MAX_INFLATE_RATIO = 100;
 const MIN_INFLATE_LIMIT = 1024 * 1024;
 
@@ -17,7 +17,7 @@ export function inflateLimit(size: number): number {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** Content types read as text when their bytes are not UTF-8. @public */
+/** Content types read as text when their bytes are not UTF-8. */
 function isTextualType(type: string): boolean {
   const mime = type.split(';')[0]!.trim().toLowerCase();
   return mime.startsWith('text/') || /json|xml|javascript|ecmascript/.test(mime) || mime === 'application/x-www-form-urlencoded';

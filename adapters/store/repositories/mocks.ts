@@ -32,7 +32,7 @@ export function matchKey(m: Pick<MockInput, 'service_id' | 'method' | 'path' | '
   return keyOf(m, [m.response.status]);
 }
 
-/** What request an entry answers (its {@link matchKey} without the status). @public */
+/** What request an entry answers (its {@link matchKey} without the status). */
 function requestKey(m: Pick<MockInput, 'service_id' | 'method' | 'path' | 'query' | 'body_matcher'>): string {
   return keyOf(m, []);
 }
