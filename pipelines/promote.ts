@@ -5,7 +5,12 @@ import { UNREPLAYED_HEADERS } from '../kernel/domain/index.js';
 import { UNSCRUBBABLE } from '../kernel/scrub/walk.js';
 import type { Endpoint } from './extract.js';
 
-function queryMatcher(uri: string, volatile: ReadonlySet<string>, scrubbed: ReadonlySet<string>): Record<string, string[]> | null {
+/**
+ * The query matcher of a scrubbed request URI: its parameters, less the volatile ones and those
+ * whose value was scrubbed (a client sends the real value, never the pseudonym); null when none
+ * is left (any query matches).
+ */
+export function queryMatcher(uri: string, volatile: ReadonlySet<string>, scrubbed: ReadonlySet<string>): Record<string, string[]> | null {
   const q = uri.indexOf('?');
   if (q === -1) return null;
   const out: Record<string, string[]> = {};

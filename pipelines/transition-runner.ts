@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { mergeTenantConfig } from '../kernel/config.js';
 import type { EndpointPatterns, ScrubContext } from '../kernel/contracts/index.js';
 import type { Service, TrafficRecord } from '../kernel/domain/index.js';
 import { AppError, isAppError } from '../kernel/errors.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { PipelineCancelled, PipelineStageError, type PipelineProgress } from '../kernel/pipeline.js';
-import { effectiveScrubRules, type ScrubRulesConfig } from '../kernel/scrub/rules.js';
 import type { Store } from '../adapters/store/connection.js';
 import type { AgentDataRepo } from '../adapters/store/repositories/agent-data.js';
 import type { EndpointPatternsRepo } from '../adapters/store/repositories/endpoint-patterns.js';
@@ -20,6 +18,7 @@ import type { JobOutcome, TransitionJob, TransitionJobsRepo } from '../adapters/
 import type { SyncLayer } from '../adapters/volume/sync.js';
 import type { Endpoint } from './extract.js';
 import { promoteEndpoints, type PromoteCounts } from './promote.js';
+import { loadScrubContext } from './scrub-context.js';
 import { TRANSITION_STAGES, transitionPipeline, type EndpointSink } from './transition.js';
 
 /** What the runner takes from the container. */
@@ -103,13 +102,6 @@ export class TransitionRunner {
     this.#opts = { ...DEFAULTS, ...opts };
   }
 
-  /** The scrub context of a service: the tenant's pseudonym key and the service's rules. */
-  async scrubContext(serviceId: string | null): Promise<ScrubContext> {
-    const { tenant, tenantConfig, tenantSecrets } = this.deps;
-    const config = mergeTenantConfig(await tenantConfig.overrides(tenant));
-    return { tenantKey: await tenantSecrets.pseudonymKey(tenant), rules: effectiveScrubRules(config.scrub_rules as ScrubRulesConfig, serviceId) };
-  }
-
   /** Looks for work every `pollMs` (and at once when {@link notify} is called). */
   start(): void {
     if (this.#timer) return;
@@ -184,7 +176,7 @@ export class TransitionRunner {
       else return true;
       return false;
     });
-    return { service, records, skipped, context: await this.scrubContext(serviceId) };
+    return { service, records, skipped, context: await loadScrubContext(this.deps, tenant, serviceId) };
   }
 
   async #run(job: TransitionJob): Promise<void> {

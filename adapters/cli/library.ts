@@ -31,19 +31,23 @@ export function registerLibraryCommands(program: Command): void {
     .argument('<format>', 'har, postman, openapi, or the format of an importer plugin in SERVICE_PLUGINS')
     .argument('<file>', 'the document (.json, or .yaml/.yml for postman and openapi)')
     .option('--service <id>', 'the service the entries belong to (required except for har, where hosts pick the service)')
-    .action(async (format: string, file: string, opts: { service?: string }) => {
+    .option('--scrub', 'scrub the entries before writing them (the default for captured traffic: har, postman)')
+    .option('--no-scrub', 'store captured entries as they are, marked unscrubbed')
+    .action(async (format: string, file: string, opts: { service?: string; scrub?: boolean }) => {
       const size = statSync(file).size;
       const runtime = await createRuntime();
       const bar = progressBar(`import ${format}`);
       try {
         const { cradle } = runtime;
         const report = await runSeed(
-          { tenant: cradle.tenant, kernel: cradle.kernel, store: cradle.store, mocks: cradle.mocks, services: await cradle.services.all(cradle.tenant) },
-          { format, mediaType: mediaTypeOf(file), source: createReadStream(file, { highWaterMark: 1 << 20 }), serviceId: opts.service, size, onProgress: (f) => bar.update(f, format) },
+          { tenant: cradle.tenant, kernel: cradle.kernel, store: cradle.store, mocks: cradle.mocks, tenantConfig: cradle.tenantConfig, tenantSecrets: cradle.tenantSecrets, services: await cradle.services.all(cradle.tenant) },
+          { format, mediaType: mediaTypeOf(file), source: createReadStream(file, { highWaterMark: 1 << 20 }), serviceId: opts.service, scrub: opts.scrub, size, onProgress: (f) => bar.update(f, format) },
         );
         bar.stop();
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-        process.stderr.write(`imported ${file}: ${report.created} created, ${report.updated} updated, ${report.duplicates} duplicates collapsed, ${report.skipped_total} skipped\n`);
+        const found = Object.values(report.findings).reduce((a, b) => a + b, 0);
+        const scrubbed = report.scrubbed ? `scrubbed (${found} findings)` : 'not scrubbed';
+        process.stderr.write(`imported ${file}: ${report.created} created, ${report.updated} updated, ${report.duplicates} duplicates collapsed, ${report.skipped_total} skipped; ${scrubbed}\n`);
       } catch (err) {
         bar.stop();
         throw explained(err);

@@ -56,8 +56,9 @@ export interface Importer {
    */
   readonly binding: 'host' | 'service';
   /**
-   * True when drafts hold captured traffic (which may carry secrets or personal data until it
-   * is scrubbed); false when they are made up from a description (OpenAPI examples and samples).
+   * True when drafts hold captured traffic (which may carry secrets or personal data): the seed
+   * pipeline scrubs them unless asked not to. False when they are made up from a description
+   * (OpenAPI examples and samples), which are stored as they are unless scrubbing is asked for.
    */
   readonly captured: boolean;
   read(source: AsyncIterable<Uint8Array>, ctx: ImportContext): AsyncIterable<MockDraft>;

@@ -18,7 +18,7 @@ const service = await cradle.services.create(cradle.tenant, { name: 'bench', ups
 const rssBeforeMiB = process.memoryUsage().rss / 2 ** 20;
 const started = performance.now();
 const report = await runSeed(
-  { tenant: cradle.tenant, kernel: cradle.kernel, store: cradle.store, mocks: cradle.mocks, services: [service] },
+  { tenant: cradle.tenant, kernel: cradle.kernel, store: cradle.store, mocks: cradle.mocks, tenantConfig: cradle.tenantConfig, tenantSecrets: cradle.tenantSecrets, services: [service] },
   { format, mediaType, source: createReadStream(file, { highWaterMark: 1 << 20 }), serviceId: service.id, size: statSync(file).size },
 );
 const seconds = (performance.now() - started) / 1000;

@@ -84,7 +84,7 @@ export async function librarySection(): Promise<string> {
     return [
       '## Library: seed imports',
       '',
-      `Measured ${new Date().toISOString().slice(0, 10)} with \`BENCH_ONLY=library npm run bench\` on ${machine()}. Each import runs in its own process through the seed pipeline (as \`understudy import\`), into a fresh database, all or nothing in one transaction. Peak RSS is the importing process's own; *RSS before* is that process ready to import (on PGlite it holds the embedded database).`,
+      `Measured ${new Date().toISOString().slice(0, 10)} with \`BENCH_ONLY=library npm run bench\` on ${machine()}. Each import runs in its own process through the seed pipeline (as \`understudy import\`), into a fresh database, all or nothing in one transaction, with the defaults: the HAR (captured traffic) is scrubbed on the way in, the OpenAPI description is not. Peak RSS is the importing process's own; *RSS before* is that process ready to import (on PGlite it holds the embedded database).`,
       '',
       '| document | database | size | entries written | import s | RSS before MiB | peak RSS MiB | baseline in the same run | target |',
       '|---|---|---:|---:|---:|---:|---:|---|---|',

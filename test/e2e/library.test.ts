@@ -15,8 +15,9 @@ async function service(h: Harness, name: string, upstream: string, prefix: strin
   return String(res.body.id);
 }
 
-async function seed(h: Harness, format: string, doc: Buffer | string, headers: Record<string, string>, serviceId?: string) {
-  return h.call('POST', `/v1/seed/${format}${serviceId ? `?service_id=${serviceId}` : ''}`, { rawBody: doc, headers });
+async function seed(h: Harness, format: string, doc: Buffer | string, headers: Record<string, string>, serviceId?: string, query: Record<string, string> = {}) {
+  const q = new URLSearchParams({ ...(serviceId && { service_id: serviceId }), ...query }).toString();
+  return h.call('POST', `/v1/seed/${format}${q ? `?${q}` : ''}`, { rawBody: doc, headers });
 }
 
 /** A request through the agent (MOCK mode by then). */
@@ -41,6 +42,7 @@ describe('mock library: seed imports, MOCK answers, list, export, delete', () =>
   let shop: string;
   let pets: string;
   let board: string;
+  let unscrubbed: string;
   before(async () => {
     // A streamed-body route with a small limit, to see 413 both ways without sending 100 MiB.
     const sink = defineRoute({
@@ -86,8 +88,11 @@ describe('mock library: seed imports, MOCK answers, list, export, delete', () =>
     assert.equal(ttt.body.created, 5, ttt.text);
     for (const version of ['v2.0', 'v2.1']) {
       const id = await service(h, `postman-${version}`, 'https://petstore.swagger.io/v2', `/postman-${version.replace('.', '')}`);
-      const res = await seed(h, 'postman', fixture(`postman/petstore-expanded-${version}.json`), JSON_TYPE, id);
+      // v2.0 is stored as captured (scrub=false), to see the default export leave it out.
+      const res = await seed(h, 'postman', fixture(`postman/petstore-expanded-${version}.json`), JSON_TYPE, id, version === 'v2.0' ? { scrub: 'false' } : {});
       assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.scrubbed, version !== 'v2.0');
+      if (version === 'v2.0') unscrubbed = id;
       assert.equal(res.body.created, 4, `${version}: ${res.text}`);
       assert.equal(res.body.skipped_total, 4, 'examples without a status code are reported');
     }
@@ -203,8 +208,9 @@ describe('mock library: seed imports, MOCK answers, list, export, delete', () =>
   it('exports native, HAR and WireMock; unscrubbed export is gated by require_scrubbing', async () => {
     const native = await h.call('GET', '/mocks/export');
     assert.equal(native.status, 200);
-    const scrubbed = native.body.entries as { source: string; scrubbed: boolean }[];
-    assert.ok(scrubbed.length >= 9 && scrubbed.every((e) => e.scrubbed && e.source === 'openapi'), 'by default only scrubbed (here: described) entries leave');
+    const scrubbed = native.body.entries as { service_id: string; scrubbed: boolean }[];
+    assert.equal(scrubbed.length, (await total(h)) - (await total(h, `&service_id=${unscrubbed}`)), 'by default only scrubbed entries leave');
+    assert.ok(scrubbed.every((e) => e.scrubbed && e.service_id !== unscrubbed));
     const all = await h.call('GET', '/mocks/export?scrubbed_only=false&format=har');
     const entries = (all.body.log as { entries: { request: { url: string } }[] }).entries;
     assert.equal(entries.length, await total(h));

@@ -5,6 +5,7 @@ import type { RecordedHeaders, TrafficRecord } from '../../../kernel/domain/inde
 import { AppError } from '../../../kernel/errors.js';
 import { checkNesting, MAX_NESTING } from '../../../kernel/import-kit.js';
 import { effectiveScrubRules, type ScrubRulesConfig } from '../../../kernel/scrub/rules.js';
+import { loadScrubContext } from '../../../pipelines/scrub-context.js';
 import { defineRoute, type RouteSpec } from '../route.js';
 import { Id } from '../schema.js';
 
@@ -77,7 +78,7 @@ export const scrubRoutes: RouteSpec[] = [
       // JSON.stringify recurses: a deeper value is refused (422) before it gets there. The detail
       // names no key: keys of the payload may be the very values it is testing.
       if (isValue && !nestsWithin(body.body)) throw new AppError('validation_error', `body: nests deeper than ${MAX_NESTING} levels; send it as a string to see it scrubbed as text`);
-      const context = await cradle.transitions.scrubContext(body.service_id ?? null);
+      const context = await loadScrubContext(cradle, cradle.tenant, body.service_id ?? null);
       const headers: RecordedHeaders = Object.fromEntries(Object.entries(body.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
       if (isValue) headers['content-type'] = 'application/json';
       const record: TrafficRecord = {

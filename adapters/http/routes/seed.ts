@@ -21,10 +21,18 @@ const ImportReportSchema = Type.Object({
   skipped: Type.Array(Type.Object({ where: Type.String(), why: Type.String() }), { description: 'At most 1,000 listed.' }),
   skipped_total: Type.Integer(),
   warnings: Type.Array(Type.String()),
+  scrubbed: Type.Boolean({ description: 'Whether the entries went through the scrubbers.' }),
+  findings: Type.Record(Type.String(), Type.Integer(), { description: 'What the scrubbers found, by rule: counts, never values.' }),
 });
 
 const SeedQuery = Type.Object({
   service_id: Type.Optional(Type.String({ ...Id, description: 'The service the entries belong to; required except for har, where it narrows the hosts taken.' })),
+  scrub: Type.Optional(
+    Type.Boolean({
+      description:
+        'Run the entries through the scrubbers before they are written, as a transition does recorded traffic (the service\'s scrub rules, or `*`\'s when a HAR spans several services). Default true for captured traffic (har, postman), false for descriptions (openapi). false stores captured entries as they are, marked `scrubbed: false`.',
+    }),
+  ),
 });
 
 function seedRoute(path: string, summary: string, format: string | null): RouteSpec {
@@ -54,8 +62,8 @@ function seedRoute(path: string, summary: string, format: string | null): RouteS
         const file = join(dir, 'document');
         await pipeline(Readable.from(doc.chunks), createWriteStream(file, { mode: 0o600 }));
         const report = await runSeed(
-          { tenant, kernel: cradle.kernel, store: cradle.store, mocks: cradle.mocks, services },
-          { format: chosen, mediaType: doc.mediaType, source: createReadStream(file, { highWaterMark: 1 << 20 }), serviceId: query.service_id, size: doc.length },
+          { tenant, kernel: cradle.kernel, store: cradle.store, mocks: cradle.mocks, tenantConfig: cradle.tenantConfig, tenantSecrets: cradle.tenantSecrets, services },
+          { format: chosen, mediaType: doc.mediaType, source: createReadStream(file, { highWaterMark: 1 << 20 }), serviceId: query.service_id, size: doc.length, scrub: query.scrub },
         );
         return { body: report, activity: { format: report.format, service_id: query.service_id ?? null, created: report.created, updated: report.updated, skipped: report.skipped_total } };
       } finally {

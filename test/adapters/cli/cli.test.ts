@@ -140,6 +140,9 @@ describe('understudy CLI', () => {
     const imported = cli(['import', 'har', path.join(ROOT, 'test/fixtures/har/shop.har'), '--service', shopId!], baseEnv(dataDir));
     assert.equal(imported.status, 0, imported.stderr);
     assert.deepEqual(JSON.parse(imported.stdout).updated, 6, 'the same HAR again updates its entries');
+    assert.equal(JSON.parse(imported.stdout).scrubbed, true, 'captured traffic is scrubbed by default');
+    const raw = cli(['import', 'har', path.join(ROOT, 'test/fixtures/har/shop.har'), '--service', shopId!, '--no-scrub'], baseEnv(dataDir));
+    assert.equal(JSON.parse(raw.stdout).scrubbed, false);
     const truncated = path.join(tempDir(), 'broken.json');
     writeFileSync(truncated, readFileSync(path.join(ROOT, 'test/fixtures/postman/petstore-expanded-v2.1.json'), 'utf8').slice(0, 3000));
     const refused = cli(['import', 'postman', truncated, '--service', petsId!], baseEnv(dataDir));

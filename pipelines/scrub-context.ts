@@ -1,0 +1,22 @@
+import { mergeTenantConfig } from '../kernel/config.js';
+import type { ScrubContext } from '../kernel/contracts/index.js';
+import { effectiveScrubRules, type ScrubRulesConfig } from '../kernel/scrub/rules.js';
+import type { TenantConfigRepo } from '../adapters/store/repositories/tenant-config.js';
+import type { TenantSecretsRepo } from '../adapters/store/repositories/tenant-secrets.js';
+
+/** What reading a scrub context needs. */
+export interface ScrubContextDeps {
+  tenantConfig: TenantConfigRepo;
+  tenantSecrets: TenantSecretsRepo;
+}
+
+/**
+ * The scrub context of a service: the tenant's pseudonym key and the rules in force for the
+ * service (`*`'s alone when `serviceId` is null). Transitions, seed imports and the dry run
+ * read it the same way, so one value scrubs to one pseudonym whichever path it took.
+ * @public
+ */
+export async function loadScrubContext(deps: ScrubContextDeps, tenant: string, serviceId: string | null): Promise<ScrubContext> {
+  const config = mergeTenantConfig(await deps.tenantConfig.overrides(tenant));
+  return { tenantKey: await deps.tenantSecrets.pseudonymKey(tenant), rules: effectiveScrubRules(config.scrub_rules as ScrubRulesConfig, serviceId) };
+}
