@@ -181,9 +181,9 @@ function fromTraffic(m: MockInput, r: ScrubbedRecord): MockInput {
 
 /**
  * The seed pipeline: drafts from an importer are bound to their service (`bind`), scrubbed when
- * asked (`scrub`, every scrubber in the worker pool, as in a transition) and written by natural
- * key (`write`), batch by batch, inside one transaction: a document that fails anywhere leaves
- * the library as it was. Built per run, because its stages close over the run's state.
+ * asked (`scrub`, every scrubber, as in a transition) and written by natural key (`write`),
+ * batch by batch, inside one transaction: a document that fails anywhere leaves the library as
+ * it was. Built per run, because its stages close over the run's state.
  */
 function seedPipeline(kernel: Kernel, bind: (draft: MockDraft) => MockInput | null, write: (batch: MockInput[]) => Promise<MockInput[]>, scrubbed: ((records: readonly ScrubbedRecord[]) => void) | null) {
   const bindAll = (batch: unknown[]) => (batch as MockDraft[]).map(bind).filter((m): m is MockInput => m !== null);
