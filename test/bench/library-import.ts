@@ -1,7 +1,8 @@
 /**
  * One import in a process of its own, for the library benchmark: registers a service, imports
  * FILE through the seed pipeline (as `understudy import` does) and prints seconds, peak RSS and
- * the report's counts as one JSON line. Args: FORMAT FILE MEDIA_TYPE UPSTREAM DATA_DIR.
+ * the report's counts as one JSON line. Args: FORMAT FILE MEDIA_TYPE UPSTREAM DATA_DIR; BENCH_SCRUB=true|false
+ * overrides the format's default scrubbing.
  */
 import { createReadStream, statSync } from 'node:fs';
 import { loadProcessConfig } from '../../kernel/config.js';
@@ -19,7 +20,7 @@ const rssBeforeMiB = process.memoryUsage().rss / 2 ** 20;
 const started = performance.now();
 const report = await runSeed(
   { tenant: cradle.tenant, kernel: cradle.kernel, store: cradle.store, mocks: cradle.mocks, tenantConfig: cradle.tenantConfig, tenantSecrets: cradle.tenantSecrets, services: [service] },
-  { format, mediaType, source: createReadStream(file, { highWaterMark: 1 << 20 }), serviceId: service.id, size: statSync(file).size },
+  { format, mediaType, source: createReadStream(file, { highWaterMark: 1 << 20 }), serviceId: service.id, size: statSync(file).size, ...(process.env.BENCH_SCRUB && { scrub: process.env.BENCH_SCRUB === 'true' }) },
 );
 const seconds = (performance.now() - started) / 1000;
 await runtime.close();
