@@ -35,7 +35,7 @@ function initialisePglite(dir: string): void {
  * PGlite's defaults size shared_buffers for a server (128 MB), and the WASM build touches all of
  * it at start, so it stays resident for the process's life. The embedded database serves one
  * process whose files the OS already caches: 16 MB keeps start-up at about 180 MiB instead of
- * 300 (docs/benchmarks.md measures imports and MOCK reloads with it).
+ * 300 (figures in docs/benchmarks.md, "Notes on the library figures").
  */
 const PGLITE_CONF = ['shared_buffers=16MB'];
 
