@@ -17,6 +17,12 @@ export interface ScrubContextDeps {
  * @public
  */
 export async function loadScrubContext(deps: ScrubContextDeps, tenant: string, serviceId: string | null): Promise<ScrubContext> {
+  return (await loadScrubContexts(deps, tenant, [serviceId])).get(serviceId)!;
+}
+
+/** The scrub contexts of several services at once (one read of the key and the config). @public */
+export async function loadScrubContexts(deps: ScrubContextDeps, tenant: string, serviceIds: readonly (string | null)[]): Promise<Map<string | null, ScrubContext>> {
   const config = mergeTenantConfig(await deps.tenantConfig.overrides(tenant));
-  return { tenantKey: await deps.tenantSecrets.pseudonymKey(tenant), rules: effectiveScrubRules(config.scrub_rules as ScrubRulesConfig, serviceId) };
+  const tenantKey = await deps.tenantSecrets.pseudonymKey(tenant);
+  return new Map(serviceIds.map((id) => [id, { tenantKey, rules: effectiveScrubRules(config.scrub_rules as ScrubRulesConfig, id) }]));
 }

@@ -1,4 +1,5 @@
 import type { ScrubbedRecord } from '../kernel/contracts/index.js';
+import { scrubWithAll, type Scrubber } from '../kernel/contracts/scrubber.js';
 import type { Service, TrafficRecord } from '../kernel/domain/index.js';
 import { AppError } from '../kernel/errors.js';
 import type { Kernel } from '../kernel/kernel.js';
@@ -8,8 +9,7 @@ import { UNSCRUBBABLE } from '../kernel/scrub/walk.js';
 import type { Store } from '../adapters/store/connection.js';
 import { matchKey, type MockInput, type MocksRepo } from '../adapters/store/repositories/mocks.js';
 import { queryMatcher } from './promote.js';
-import { loadScrubContext, type ScrubContextDeps } from './scrub-context.js';
-import { chainStage } from './transition.js';
+import { loadScrubContexts, type ScrubContextDeps } from './scrub-context.js';
 
 /** Drafts per pipeline batch (and per insert statement). */
 const BATCH = 500;
@@ -185,10 +185,10 @@ function fromTraffic(m: MockInput, r: ScrubbedRecord): MockInput {
  * batch by batch, inside one transaction: a document that fails anywhere leaves the library as
  * it was. Built per run, because its stages close over the run's state.
  */
-function seedPipeline(kernel: Kernel, bind: (draft: MockDraft) => MockInput | null, write: (batch: MockInput[]) => Promise<MockInput[]>, scrubbed: ((records: readonly ScrubbedRecord[]) => void) | null) {
+function seedPipeline(bind: (draft: MockDraft) => MockInput | null, write: (batch: MockInput[]) => Promise<MockInput[]>, scrub: ((records: TrafficRecord[]) => ScrubbedRecord[]) | null) {
   const bindAll = (batch: unknown[]) => (batch as MockDraft[]).map(bind).filter((m): m is MockInput => m !== null);
   const writing: StageSpec = { name: 'write', input: 'mock-input', output: 'mock-input', run: (batch) => write(batch as MockInput[]) };
-  if (!scrubbed) return definePipeline({ name: 'seed', batchSize: BATCH, stages: [{ name: 'bind', input: 'mock-draft', output: 'mock-input', run: bindAll }, writing] });
+  if (!scrub) return definePipeline({ name: 'seed', batchSize: BATCH, stages: [{ name: 'bind', input: 'mock-draft', output: 'mock-input', run: bindAll }, writing] });
   // The scrubbers see each bound entry as a record, which comes back by its place in the batch.
   let bound: MockInput[] = [];
   return definePipeline({
@@ -196,19 +196,8 @@ function seedPipeline(kernel: Kernel, bind: (draft: MockDraft) => MockInput | nu
     batchSize: BATCH,
     stages: [
       { name: 'bind', input: 'mock-draft', output: 'traffic', run: (batch) => (bound = bindAll(batch)).map(asTraffic) },
-      // In this thread: a seed runs one batch at a time, so the pool would add a copy each way
-      // and a heap per thread for no parallelism (measured: the 100 MB HAR took 13.5 s and
-      // 338 MiB with the pool, 9.3 s and 256 MiB without, on PostgreSQL).
-      { ...chainStage(kernel.plugins, 'scrub', 'scrubber', 'scrubBatch', { input: 'traffic', output: 'scrubbed' }), worker: false },
-      {
-        name: 'unpack',
-        input: 'scrubbed',
-        output: 'mock-input',
-        run: (batch) => {
-          scrubbed(batch as ScrubbedRecord[]);
-          return (batch as ScrubbedRecord[]).map((r) => fromTraffic(bound[Number(r.id)]!, r));
-        },
-      },
+      { name: 'scrub', input: 'traffic', output: 'scrubbed', run: (batch) => scrub(batch as TrafficRecord[]) },
+      { name: 'unpack', input: 'scrubbed', output: 'mock-input', run: (batch) => (batch as ScrubbedRecord[]).map((r) => fromTraffic(bound[Number(r.id)]!, r)) },
       writing,
     ],
   });
@@ -230,8 +219,8 @@ export async function runSeed(deps: SeedDeps, req: SeedRequest): Promise<ImportR
   const targets = (chosen ? [chosen] : deps.services).map(targetOf);
   const scrub = req.scrub ?? importer.captured;
   const reporter = new Reporter(importer.format, scrub);
-  // With one service, its rules; a HAR spread over several services is scrubbed by `*`'s rules.
-  const context = scrub ? await loadScrubContext(deps, deps.tenant, chosen?.id ?? (targets.length === 1 ? targets[0]!.service.id : null)) : undefined;
+  // Each entry is scrubbed with its own service's rules; read before the import's transaction.
+  const contexts = scrub ? await loadScrubContexts(deps, deps.tenant, targets.map((t) => t.service.id)) : null;
   const signal = req.signal ?? new AbortController().signal;
 
   const bind = (draft: MockDraft): MockInput | null => {
@@ -292,20 +281,29 @@ export async function runSeed(deps: SeedDeps, req: SeedRequest): Promise<ImportR
       report.duplicates += batch.length - keys.size + again;
       return [];
     };
-    const tally = (records: readonly ScrubbedRecord[]) => {
-      for (const r of records) for (const f of r.scrub_findings ?? []) report.findings[f.rule] = (report.findings[f.rule] ?? 0) + 1;
+    // In this thread, every scrubber in one walk of each record (as POST /v1/scrub/test): a seed
+    // runs one batch at a time, so the worker pool would add a copy each way and a heap per
+    // thread for no parallelism (measured: the 100 MB HAR took 13.5 s and 338 MiB through the
+    // pool, 9.3 s and 256 MiB without, on PostgreSQL).
+    const scrubbers = deps.kernel.plugins.ofKind('scrubber').map((p) => p.instance as Scrubber);
+    const scrubAll = (records: TrafficRecord[]): ScrubbedRecord[] => {
+      const byService = new Map<string, TrafficRecord[]>();
+      for (const r of records) (byService.get(r.service_id) ?? byService.set(r.service_id, []).get(r.service_id)!).push(r);
+      const out = [...byService].flatMap(([id, group]) => scrubWithAll(scrubbers, group, contexts!.get(id)!));
+      for (const r of out) for (const f of r.scrub_findings ?? []) report.findings[f.rule] = (report.findings[f.rule] ?? 0) + 1;
+      return out;
     };
-    const pipeline = seedPipeline(deps.kernel, bind, write, scrub ? tally : null);
+    const pipeline = seedPipeline(bind, write, contexts ? scrubAll : null);
     let batch: MockDraft[] = [];
     const source = counted(req.source, req.size, req.onProgress);
     for await (const draft of importer.read(source, { mediaType: req.mediaType, signal, skip: reporter.skip, warn: reporter.warn })) {
       batch.push(draft);
       if (batch.length >= BATCH) {
-        await deps.kernel.pipelines.run(pipeline, batch, { signal, context });
+        await deps.kernel.pipelines.run(pipeline, batch, { signal });
         batch = [];
       }
     }
-    if (batch.length) await deps.kernel.pipelines.run(pipeline, batch, { signal, context });
+    if (batch.length) await deps.kernel.pipelines.run(pipeline, batch, { signal });
     req.onProgress?.(1);
     return reporter.finish();
   });

@@ -31,7 +31,7 @@ export type EndpointSink = (endpoints: Endpoint[]) => Promise<unknown[]> | unkno
  * A stage that calls one export of each booted plugin of a kind, chained: in the worker pool
  * when every one of them is pure (and so can be loaded in a thread), else in this thread.
  */
-export function chainStage(plugins: PluginRegistry, name: string, kind: 'scrubber' | 'extractor', member: string, tags: Pick<StageSpec, 'input' | 'output'>): StageSpec {
+function chainStage(plugins: PluginRegistry, name: string, kind: 'scrubber' | 'extractor', member: string, tags: Pick<StageSpec, 'input' | 'output'>): StageSpec {
   const using = plugins.ofKind(kind).filter((p) => typeof (p.instance as unknown as Record<string, unknown>)[member] === 'function');
   if (!using.length) return { name, run: (batch) => batch, ...tags };
   return { name, uses: using.map((p) => ({ plugin: p.descriptor.name, export: member })), worker: using.every((p) => p.descriptor.pure && p.source !== null), ...tags };

@@ -29,11 +29,13 @@ function plantedHar(): string {
 
 describe('captured imports are scrubbed as recorded traffic is', () => {
   let h: Harness;
+  let shop: string;
   const har = plantedHar();
   before(async () => {
     h = await startHarness();
     const res = await h.call('POST', '/services', { body: { name: 'shop', upstream_url: 'http://127.0.0.1:4173', routing_type: 'path_prefix', routing_value: '/shop' } });
     assert.equal(res.status, 201, res.text);
+    shop = String(res.body.id);
   });
   after(() => h.close());
 
@@ -95,5 +97,22 @@ describe('captured imports are scrubbed as recorded traffic is', () => {
     const exported = await h.call('GET', '/mocks/export');
     assert.deepEqual(exported.body.entries, []);
     assert.equal((await h.call('POST', '/v1/seed/har?scrub=maybe', { rawBody: har, headers: JSON_TYPE })).status, 422);
+  });
+
+  it('scrubs each entry of a HAR that spans several services with its own service\'s rules', async () => {
+    assert.equal((await h.call('DELETE', '/mocks')).status, 200);
+    const pixels = await h.call('POST', '/services', { body: { name: 'pixels', upstream_url: 'http://127.0.0.1:4174', routing_type: 'path_prefix', routing_value: '/px' } });
+    assert.equal(pixels.status, 201, pixels.text);
+    const rules = await h.call('PUT', '/config/scrub_rules', { body: { value: { [shop]: { keys: { name: 'redact' } }, [String(pixels.body.id)]: { keys: { 'cache-control': 'redact' } } } } });
+    assert.equal(rules.status, 200, rules.text);
+    const res = await h.call('POST', '/v1/seed/har', { rawBody: har, headers: JSON_TYPE });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.created, 7, 'the pixel is imported too, now that its host has a service');
+    const entries = (await h.call('GET', '/mocks?limit=500')).body.data as { service_id: string; path: string; response: { headers: Record<string, string>; body: string } }[];
+    const product = entries.find((e) => e.path === '/api/products/2')!;
+    assert.equal((JSON.parse(product.response.body) as { name: string }).name, '[redacted]', "the shop's rule");
+    assert.notEqual(product.response.headers['cache-control'], '[redacted]', "not the pixel service's");
+    const pixel = entries.find((e) => e.service_id === pixels.body.id)!;
+    assert.equal(pixel.response.headers['cache-control'], '[redacted]', "the pixel service's rule");
   });
 });

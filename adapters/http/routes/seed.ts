@@ -30,7 +30,7 @@ const SeedQuery = Type.Object({
   scrub: Type.Optional(
     Type.Boolean({
       description:
-        'Run the entries through the scrubbers before they are written, as a transition does recorded traffic (the service\'s scrub rules, or `*`\'s when a HAR spans several services). Default true for captured traffic (har, postman), false for descriptions (openapi). false stores captured entries as they are, marked `scrubbed: false`.',
+        'Run the entries through the scrubbers before they are written, as a transition does recorded traffic, each entry with its service\'s scrub rules. Default true for captured traffic (har, postman), false for descriptions (openapi). false stores captured entries as they are, marked `scrubbed: false`.',
     }),
   ),
 });
